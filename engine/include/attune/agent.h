@@ -1,0 +1,93 @@
+// Copyright attune authors.
+//
+// Agent: proposes the next change of a campaign from a read-only view of it. Agents range from a
+// built-in heuristic (instant, free) to coding-agent CLIs (minutes per answer, money per answer).
+//
+// The engine records every proposal as an event before acting on it, so an agent is never asked
+// twice for the same proposal, and replay never calls it. An agent may keep its own state (a
+// session id) but must be able to continue from the view alone after a restart (the view carries
+// the metadata of its earlier proposals).
+//
+// The engine's gate checks every proposal; an agent cannot bypass it.
+#ifndef ATTUNE_AGENT_H_
+#define ATTUNE_AGENT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attune/cluster.h"
+#include "attune/metrics.h"
+#include "attune/plugin.h"
+#include "attune/recipe.h"
+#include "attune/stack.h"
+#include "attune/status.h"
+
+namespace attune {
+
+// One candidate the campaign tried (or refused), as the agent sees it.
+struct CandidateRecord {
+  int index = 0;                    // 1-based proposal order
+  std::string candidate_id;         // "c003"
+  std::string base_id;              // the candidate (or "baseline") it changed
+  std::vector<Change> changes;      // relative to base
+  std::string lever_id;
+  std::string rationale;
+  // "refused" (gate), "failed" (job failed: see failure), "slower", "within_noise",
+  // "new_leader", "paired_loss_mismatch", "pending", "skipped" (did not fit the budget)
+  std::string outcome;
+  std::string rule_id;              // the gate rule when refused
+  std::optional<Measurement> measurement;
+  std::optional<Failure> failure;
+  std::optional<double> speedup_vs_baseline;
+  nlohmann::json agent_meta;        // what the agent attached to its proposal (session id, ...)
+};
+
+struct CampaignView {
+  std::string campaign_id;
+  std::string campaign_dir;
+  std::string stack;
+  ClusterInfo cluster;
+  Recipe baseline;
+  std::optional<Measurement> baseline_measurement;
+  Recipe leader;
+  std::string leader_id;            // "baseline" or a candidate id
+  std::optional<Measurement> leader_measurement;
+  std::vector<Diagnosis> diagnosis; // of the leader
+  std::vector<CandidateRecord> history;
+  std::vector<Lever> levers;
+  std::vector<Move> legal_moves;    // from the leader, already validated and statically gated
+  double budget_total_gpu_hours = 0;
+  double budget_left_gpu_hours = 0;
+  double job_cost_estimate_gpu_hours = 0;  // what one more job is expected to cost
+  double noise_band = 0.03;
+  int candidates_left = 0;          // the workflow's candidate limit minus proposals so far
+  std::string lessons;              // past campaigns' lessons (skill/past_tuning_projects), text
+  uint64_t seed = 0;                // deterministic per proposal (campaign seed + index)
+  int proposal_index = 0;           // 1-based index of the proposal being asked for
+};
+
+struct Proposal {
+  bool done = false;                // nothing promising left
+  std::vector<Change> changes;      // relative to view.leader
+  std::string lever_id;
+  std::string rationale;            // shown in the report
+  nlohmann::json meta = nlohmann::json::object();  // session id, turns, cost_usd, ...
+};
+
+nlohmann::json ProposalToJson(const Proposal& p);
+Result<Proposal> ProposalFromJson(const nlohmann::json& j);
+
+class Agent : public Plugin {
+ public:
+  // The next proposal. A non-OK Status is an agent failure (recorded; the campaign decides
+  // whether to retry or stop). May take minutes; must respect its own configured timeout.
+  virtual Result<Proposal> Propose(const CampaignView& view) = 0;
+};
+
+}  // namespace attune
+
+#endif  // ATTUNE_AGENT_H_

@@ -1,0 +1,29 @@
+// Copyright attune authors.
+//
+// ClusterInfo: what a launcher tells the engine and stacks about the devices it runs jobs on.
+#ifndef ATTUNE_CLUSTER_H_
+#define ATTUNE_CLUSTER_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace attune {
+
+struct ClusterInfo {
+  std::string device_type;        // "H100", "A100", "cpu"
+  double device_memory_gib = 0;   // per device; 0 when unknown
+  double peak_tflops = 0;         // dense BF16 per device; 0 when unknown
+  int devices_per_node = 1;
+  int max_nodes = 1;
+  // Generation facts stacks need for validation (e.g. CUDA_DEVICE_MAX_CONNECTIONS before Blackwell).
+  int compute_capability_major = 0;  // 8 A100, 9 H100/H200, 10 B200/GB200; 0 not a GPU
+  bool virtual_time = false;         // the launcher's clock is simulated (sim launcher)
+};
+
+nlohmann::json ClusterInfoToJson(const ClusterInfo& c);
+ClusterInfo ClusterInfoFromJson(const nlohmann::json& j);
+
+}  // namespace attune
+
+#endif  // ATTUNE_CLUSTER_H_

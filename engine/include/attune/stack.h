@@ -1,0 +1,117 @@
+// Copyright attune authors.
+//
+// Stack: everything attune knows about one training stack (Megatron-LM, NeMo AutoModel, ...).
+// A stack plugin owns recipes of its kind: it imports them from what users have, validates them
+// for a topology, lists the legal one-lever moves, says which changes alter the training
+// objective, renders a launch, parses logs and classifies failures. Its knowledge lives as data in
+// stacks/<name>/ (levers.yaml, objective.yaml, triage.yaml), which PluginContext::data_dir locates.
+//
+// All methods are const and deterministic: the same inputs give the same outputs (the engine
+// relies on this for replay). None may throw.
+#ifndef ATTUNE_STACK_H_
+#define ATTUNE_STACK_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attune/cluster.h"
+#include "attune/metrics.h"
+#include "attune/plugin.h"
+#include "attune/recipe.h"
+#include "attune/status.h"
+
+namespace attune {
+
+// A lever of the catalog (stacks/<stack>/levers.yaml).
+struct Lever {
+  std::string id;                       // "micro_batch_size"
+  std::string description;
+  std::vector<std::string> keys;        // the recipe keys it touches
+  std::vector<std::string> addresses;   // diagnosis kinds it helps (see metrics.h)
+  double expected_speed = 0;            // prior: relative speed change when it helps (+0.1 = 10%)
+  double expected_memory = 0;           // prior: relative memory change (-0.3 = saves 30%)
+  bool changes_rng = false;             // changes RNG streams: the paired-loss check widens
+};
+
+// One legal step from a recipe: one lever, usually one key (a lever may move several keys
+// together, e.g. TP with sequence parallel).
+struct Move {
+  std::string lever_id;
+  std::vector<Change> changes;
+  std::string summary;  // "micro-batch size 1 -> 2 (gradient accumulation 8 -> 4)"
+};
+
+// The static gate's answer for a candidate against the baseline.
+struct GateVerdict {
+  bool pass = false;
+  std::string rule_id;  // the rule that decided: "obj.lr", "fail_closed.unknown_key", "ok"
+  std::string reason;   // names the key, both values and why
+  double loss_rel_tolerance = 0;  // for the paired-loss check, when pass
+};
+
+// How a job ended, as the launcher reported it, for triage.
+struct JobEnd {
+  int exit_code = 0;          // -1 when unknown
+  std::string launcher_state; // "failed", "timed_out", "cancelled", "node_failure", ...
+  double ran_seconds = 0;
+};
+
+// The argv and environment to run, with the directory to run it in.
+struct LaunchSpec {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string workdir;  // empty: the launcher's default
+};
+
+class Stack : public Plugin {
+ public:
+  // The lever catalog.
+  virtual const std::vector<Lever>& Levers() const = 0;
+
+  // Reads a launch script or command line as users have it (`torchrun ... pretrain_gpt.py --x 1`,
+  // exported env vars, ...) into a recipe. Tokens it cannot place go to `unknown` (reported to
+  // the user, never silently dropped).
+  virtual Result<Recipe> ImportLaunch(std::string_view script, std::vector<std::string>* unknown)
+      const = 0;
+
+  // Checks a recipe against the stack's combination rules for its topology and cluster. A
+  // violation names the rule, the values and the fix.
+  virtual Status Validate(const Recipe& recipe, const ClusterInfo& cluster) const = 0;
+
+  // The legal single-lever moves from `recipe`: each one validates and passes the static gate
+  // against `recipe`. Deterministic order.
+  virtual std::vector<Move> LegalMoves(const Recipe& recipe, const ClusterInfo& cluster) const = 0;
+
+  // The static correctness gate: may `candidate` be compared with `baseline` as the same training
+  // objective? Fails closed on keys in neither the lever catalog nor the objective list.
+  virtual GateVerdict CheckObjective(const Recipe& baseline, const Recipe& candidate) const = 0;
+
+  // The launch for the recipe's topology.
+  virtual Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const = 0;
+
+  // Parses a (possibly partial) log. Tolerant of prefixes, timestamps, ANSI codes, CRLF.
+  virtual LogParse ParseLog(std::string_view log) const = 0;
+
+  // The steady-state measurement of a parsed log for this recipe (drops the records the stack
+  // knows to be contaminated by warm-up). Fails when too few records remain.
+  virtual Result<Measurement> Measure(const LogParse& parse, const Recipe& recipe) const = 0;
+
+  // Classifies why a job failed (kind kNone when the log shows no failure).
+  virtual Failure Triage(std::string_view log, const JobEnd& end) const = 0;
+
+  // What limits this run.
+  virtual std::vector<Diagnosis> Diagnose(const Recipe& recipe, const Measurement& measurement,
+                                          const LogParse& parse,
+                                          const ClusterInfo& cluster) const = 0;
+
+  // Everything for `attune stack show`: levers, objective rules, constraints (stable JSON).
+  virtual nlohmann::json Describe() const = 0;
+};
+
+}  // namespace attune
+
+#endif  // ATTUNE_STACK_H_

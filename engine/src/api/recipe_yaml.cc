@@ -1,0 +1,238 @@
+// Recipe files: YAML in, YAML out. Errors carry file:line:col.
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "attune/recipe.h"
+
+namespace attune {
+namespace {
+
+std::string Where(const std::string& source, const YAML::Node& node) {
+  auto mark = node.Mark();
+  if (mark.line < 0) return source;
+  return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+Status Bad(const std::string& source, const YAML::Node& node, const std::string& path,
+           const std::string& what) {
+  return Status::InvalidArgument(Where(source, node) + ": " + path + ": " + what);
+}
+
+std::vector<std::string> SplitOnSpaces(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> words;
+  std::string w;
+  while (in >> w) words.push_back(w);
+  return words;
+}
+
+nlohmann::json YamlToJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json j = nlohmann::json::object();
+      for (const auto& kv : node) j[kv.first.as<std::string>()] = YamlToJson(kv.second);
+      return j;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& item : node) j.push_back(YamlToJson(item));
+      return j;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& s = node.Scalar();
+      if (node.Tag() == "!") return s;  // quoted in the source: keep it a string
+      if (s == "true" || s == "True") return true;
+      if (s == "false" || s == "False") return false;
+      try {
+        size_t used = 0;
+        long long i = std::stoll(s, &used);
+        if (used == s.size()) return i;
+        double d = std::stod(s, &used);
+        if (used == s.size()) return d;
+      } catch (...) {
+        // Not a number: keep the string (std::sto* report "not a number" by throwing).
+      }
+      return s;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+Status ParseArgs(const std::string& source, const YAML::Node& args, Recipe* recipe) {
+  if (!args.IsSequence()) return Bad(source, args, "args", "expected a list");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const YAML::Node& item = args[i];
+    std::string path = "args[" + std::to_string(i) + "]";
+    std::vector<std::string> words;
+    if (item.IsScalar()) {
+      words = SplitOnSpaces(item.Scalar());
+    } else if (item.IsSequence()) {
+      for (const auto& w : item) {
+        if (!w.IsScalar()) return Bad(source, w, path, "expected a string");
+        words.push_back(w.Scalar());
+      }
+    } else {
+      return Bad(source, item, path, "expected \"--flag value\" or [--flag, value...]");
+    }
+    if (words.empty() || words[0].rfind("--", 0) != 0) {
+      return Bad(source, item, path,
+                 "expected an argument starting with '--', found '" +
+                     (words.empty() ? std::string() : words[0]) + "'");
+    }
+    recipe->args.push_back(Arg{words[0], std::vector<std::string>(words.begin() + 1, words.end())});
+  }
+  return Status::Ok();
+}
+
+Status ParseTopology(const std::string& source, const YAML::Node& t, Recipe* recipe) {
+  if (!t.IsMap()) return Bad(source, t, "topology", "expected a map {nodes, gpus_per_node, gpu_type}");
+  static const std::set<std::string> kKeys = {"nodes", "gpus_per_node", "gpu_type"};
+  for (const auto& kv : t) {
+    std::string key = kv.first.as<std::string>();
+    if (!kKeys.count(key)) {
+      return Bad(source, kv.first, "topology." + key,
+                 "unknown key (expected nodes, gpus_per_node or gpu_type)");
+    }
+  }
+  try {
+    if (t["nodes"]) recipe->topology.nodes = t["nodes"].as<int>();
+    if (t["gpus_per_node"]) recipe->topology.gpus_per_node = t["gpus_per_node"].as<int>();
+    if (t["gpu_type"]) recipe->topology.gpu_type = t["gpu_type"].as<std::string>();
+  } catch (const YAML::Exception& e) {
+    return Bad(source, t, "topology", std::string("expected integers: ") + e.what());
+  }
+  if (recipe->topology.nodes < 1 || recipe->topology.gpus_per_node < 1) {
+    return Bad(source, t, "topology", "nodes and gpus_per_node must be at least 1");
+  }
+  return Status::Ok();
+}
+
+Status ParseRoot(const std::string& source, const YAML::Node& root, Recipe* recipe) {
+  if (!root.IsMap()) return Bad(source, root, "(root)", "a recipe must be a YAML map");
+  static const std::set<std::string> kKeys = {"stack", "entry", "args", "env",
+                                              "config", "topology", "launcher_hint"};
+  for (const auto& kv : root) {
+    std::string key = kv.first.as<std::string>();
+    if (!kKeys.count(key)) {
+      return Bad(source, kv.first, key,
+                 "unknown key (expected stack, entry, args, env, config, topology)");
+    }
+  }
+  if (!root["stack"]) return Bad(source, root, "stack", "missing (e.g. 'stack: megatron')");
+  recipe->stack = root["stack"].as<std::string>();
+  if (!root["entry"]) return Bad(source, root, "entry", "missing (e.g. 'entry: [python3, pretrain_gpt.py]')");
+  const YAML::Node& entry = root["entry"];
+  if (entry.IsScalar()) {
+    recipe->entry = SplitOnSpaces(entry.Scalar());
+  } else if (entry.IsSequence()) {
+    for (const auto& w : entry) recipe->entry.push_back(w.as<std::string>());
+  } else {
+    return Bad(source, entry, "entry", "expected a list of words");
+  }
+  if (root["args"]) ATTUNE_RETURN_IF_ERROR(ParseArgs(source, root["args"], recipe));
+  if (root["env"]) {
+    if (!root["env"].IsMap()) return Bad(source, root["env"], "env", "expected a map NAME: value");
+    for (const auto& kv : root["env"]) {
+      recipe->env.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
+    }
+  }
+  if (root["config"]) recipe->config = YamlToJson(root["config"]);
+  if (root["topology"]) ATTUNE_RETURN_IF_ERROR(ParseTopology(source, root["topology"], recipe));
+  if (root["launcher_hint"]) recipe->launcher_hint = root["launcher_hint"].as<std::string>();
+  return Status::Ok();
+}
+
+void EmitJson(YAML::Emitter& out, const nlohmann::json& j) {
+  if (j.is_object()) {
+    out << YAML::BeginMap;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      out << YAML::Key << it.key() << YAML::Value;
+      EmitJson(out, it.value());
+    }
+    out << YAML::EndMap;
+  } else if (j.is_array()) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& item : j) EmitJson(out, item);
+    out << YAML::EndSeq;
+  } else if (j.is_string()) {
+    out << j.get<std::string>();
+  } else if (j.is_null()) {
+    out << YAML::Null;
+  } else {
+    out << j.dump();
+  }
+}
+
+}  // namespace
+
+Result<Recipe> ParseRecipeYaml(const std::string& text, const std::string& source_name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                   std::to_string(e.mark.column + 1) + ": YAML syntax: " + e.msg);
+  }
+  Recipe recipe;
+  try {
+    ATTUNE_RETURN_IF_ERROR(ParseRoot(source_name, root, &recipe));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                   std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  return recipe;
+}
+
+Result<Recipe> LoadRecipeFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return Status::NotFound("recipe file '" + path + "' cannot be read; check the path (relative "
+                            "paths are resolved against the workflow's folder)");
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return ParseRecipeYaml(buffer.str(), path);
+}
+
+std::string RecipeToYaml(const Recipe& recipe) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "stack" << YAML::Value << recipe.stack;
+  out << YAML::Key << "entry" << YAML::Value << YAML::Flow << recipe.entry;
+  out << YAML::Key << "args" << YAML::Value << YAML::BeginSeq;
+  for (const auto& arg : recipe.args) {
+    std::vector<std::string> words{arg.flag};
+    words.insert(words.end(), arg.values.begin(), arg.values.end());
+    out << YAML::Flow << words;
+  }
+  out << YAML::EndSeq;
+  if (!recipe.env.empty()) {
+    out << YAML::Key << "env" << YAML::Value << YAML::BeginMap;
+    for (const auto& [k, v] : recipe.env) {
+      out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+    }
+    out << YAML::EndMap;
+  }
+  if (recipe.config.is_object() && !recipe.config.empty()) {
+    out << YAML::Key << "config" << YAML::Value;
+    EmitJson(out, recipe.config);
+  }
+  out << YAML::Key << "topology" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "nodes" << YAML::Value << recipe.topology.nodes;
+  out << YAML::Key << "gpus_per_node" << YAML::Value << recipe.topology.gpus_per_node;
+  if (!recipe.topology.gpu_type.empty()) {
+    out << YAML::Key << "gpu_type" << YAML::Value << recipe.topology.gpu_type;
+  }
+  out << YAML::EndMap;
+  if (!recipe.launcher_hint.empty()) {
+    out << YAML::Key << "launcher_hint" << YAML::Value << recipe.launcher_hint;
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace attune

@@ -1,0 +1,112 @@
+// Copyright attune authors.
+//
+// Workflow: a campaign declared in YAML (docs/workflows.md is the reference).
+//
+//   attune: 1
+//   name: quickstart
+//   stack: megatron                       # or {name: megatron, with: {...}}
+//   recipe: ../recipes/minigpt.yaml       # relative to this file
+//   launcher: {name: local, with: {devices: 2}}
+//   agent: heuristic                      # or {name: heuristic, with: {...}}
+//   seed: 7
+//   budget: {gpu_hours: 0.5, max_candidates: 12, job_time_limit_s: 300}
+//   measure: {noise_band: 0.03, repeats: 2}
+//   gate: {loss_rel_tolerance: 0.02, paired_losses: 5}
+//   steps:
+//     - {id: baseline, uses: benchmark, with: {repeats: 3}}
+//     - {id: tune, uses: tune}
+//     - {id: verify, uses: verify, if: "leader != 'baseline'"}
+//     - {id: report, uses: report}
+//
+// Validation happens before anything runs. Unknown keys, unknown step kinds and unknown plugins
+// are errors "file:line:col: path: message (did you mean ...?)".
+#ifndef ATTUNE_ENGINE_WORKFLOW_WORKFLOW_H_
+#define ATTUNE_ENGINE_WORKFLOW_WORKFLOW_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attune/recipe.h"
+#include "attune/status.h"
+
+namespace attune {
+
+struct PluginRef {
+  std::string name;
+  nlohmann::json with = nlohmann::json::object();
+};
+
+struct StepDecl {
+  std::string id;      // unique in the workflow: [a-z0-9_-]+
+  std::string uses;    // a registered step kind: benchmark, tune, verify, report, ...
+  nlohmann::json with = nlohmann::json::object();
+  std::string if_expr; // "" = always
+};
+
+struct BudgetSpec {
+  double gpu_hours = 0;        // required, > 0
+  int max_candidates = 50;
+  double job_time_limit_s = 3600;  // worst case reserved per job = devices × this
+};
+
+struct MeasureSpec {
+  double noise_band = 0.03;    // relative; the leader must be beaten by more than this
+  int repeats = 1;             // runs per candidate
+};
+
+struct GateSpec {
+  double loss_rel_tolerance = 0.02;  // paired-loss check default (stack levers may widen it)
+  int paired_losses = 5;             // how many first losses are compared
+};
+
+struct Workflow {
+  int version = 1;
+  std::string name;
+  std::string source_path;   // absolute path of the YAML file ("" when rebuilt from the log)
+  PluginRef stack;
+  PluginRef launcher;
+  PluginRef agent;
+  std::string recipe_path;   // absolute
+  Recipe recipe;             // loaded and embedded at validation time
+  uint64_t seed = 0;
+  BudgetSpec budget;
+  MeasureSpec measure;
+  GateSpec gate;
+  std::vector<StepDecl> steps;
+};
+
+// What the validator checks names against. Step kinds come from the step registry; plugin names
+// from the plugin host (empty set = do not check).
+struct WorkflowSchema {
+  // step kind -> allowed keys of its `with:` (an empty set allows none).
+  std::map<std::string, std::set<std::string>> step_kinds;
+  std::set<std::string> stacks, launchers, agents;
+};
+
+Result<Workflow> LoadWorkflowFile(const std::string& path, const WorkflowSchema& schema);
+Result<Workflow> ParseWorkflowYaml(const std::string& text, const std::string& source_path,
+                                   const WorkflowSchema& schema);
+
+// The normalized form recorded as the first event of a campaign, and its inverse. A resumed
+// campaign runs the workflow it started with, rebuilt from this JSON.
+nlohmann::json WorkflowToJson(const Workflow& w);
+Result<Workflow> WorkflowFromJson(const nlohmann::json& j);
+std::string WorkflowHash(const Workflow& w);  // SHA-256 of the normalized JSON
+
+// `if:` conditions: a small expression language over named values:
+//   literals (numbers, 'strings', true/false), names, == != < <= > >=, && || !, parentheses.
+// Unknown names are errors (naming the known ones).
+Result<bool> EvaluateCondition(const std::string& expr,
+                               const std::map<std::string, nlohmann::json>& values);
+// Checks syntax only (used at validation time).
+Status CheckConditionSyntax(const std::string& expr);
+
+}  // namespace attune
+
+#endif  // ATTUNE_ENGINE_WORKFLOW_WORKFLOW_H_

@@ -1,0 +1,92 @@
+#include <catch2/catch.hpp>
+
+#include "attune/recipe.h"
+
+using attune::Change;
+using attune::Recipe;
+
+namespace {
+
+Recipe Sample() {
+  Recipe r;
+  r.stack = "megatron";
+  r.entry = {"python3", "pretrain_gpt.py"};
+  r.args = {{"--num-layers", {"32"}}, {"--bf16", {}}, {"--micro-batch-size", {"1"}}};
+  r.env = {{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
+  r.topology = {2, 8, "H100"};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a switch reads as an empty value and an absent flag as nullopt", "[recipe]") {
+  Recipe r = Sample();
+  CHECK(attune::GetValue(r, "--bf16") == std::optional<std::string>(""));
+  CHECK(attune::GetValue(r, "--fp8-format") == std::nullopt);
+  CHECK(attune::GetValue(r, "env:CUDA_DEVICE_MAX_CONNECTIONS") == std::optional<std::string>("1"));
+  CHECK(attune::GetValue(r, "topology:nodes") == std::optional<std::string>("2"));
+}
+
+TEST_CASE("applying the diff of two recipes turns one into the other", "[recipe]") {
+  Recipe base = Sample();
+  Recipe candidate = base;
+  REQUIRE(attune::SetValue(&candidate, "--micro-batch-size", "2").ok());
+  REQUIRE(attune::SetValue(&candidate, "--sequence-parallel", "").ok());
+  REQUIRE(attune::SetValue(&candidate, "env:NCCL_ALGO", "Ring").ok());
+  REQUIRE(attune::SetValue(&candidate, "--bf16", std::nullopt).ok());
+  auto diff = attune::Diff(base, candidate);
+  CHECK(diff.size() == 4);
+  Recipe rebuilt = base;
+  REQUIRE(attune::ApplyChanges(&rebuilt, diff).ok());
+  CHECK(attune::Diff(rebuilt, candidate).empty());
+  CHECK(attune::RecipeId(rebuilt) == attune::RecipeId(candidate));
+}
+
+TEST_CASE("a change made against another recipe is refused with both values", "[recipe]") {
+  Recipe r = Sample();
+  auto status = attune::ApplyChanges(&r, {Change{"--micro-batch-size", "4", "8"}});
+  REQUIRE_FALSE(status.ok());
+  CHECK_THAT(status.message(), Catch::Contains("'1'") && Catch::Contains("another recipe"));
+}
+
+TEST_CASE("argument order does not change the recipe id but a value does", "[recipe]") {
+  Recipe a = Sample();
+  Recipe b = a;
+  std::swap(b.args[0], b.args[2]);
+  CHECK(attune::RecipeId(a) == attune::RecipeId(b));
+  REQUIRE(attune::SetValue(&b, "--num-layers", "24").ok());
+  CHECK(attune::RecipeId(a) != attune::RecipeId(b));
+}
+
+TEST_CASE("config keys address nested values and keep their types", "[recipe]") {
+  Recipe r = Sample();
+  REQUIRE(attune::SetValue(&r, "config:distributed.tp_size", "2").ok());
+  CHECK(r.config["distributed"]["tp_size"].is_number_integer());
+  CHECK(attune::GetValue(r, "config:distributed.tp_size") == std::optional<std::string>("2"));
+  REQUIRE(attune::SetValue(&r, "config:distributed.tp_size", std::nullopt).ok());
+  CHECK(attune::GetValue(r, "config:distributed.tp_size") == std::nullopt);
+}
+
+TEST_CASE("a recipe survives YAML and JSON round trips", "[recipe]") {
+  Recipe r = Sample();
+  r.args.push_back({"--cp-comm-type", {"p2p", "a2a"}});
+  auto yaml = attune::ParseRecipeYaml(attune::RecipeToYaml(r), "mem.yaml");
+  REQUIRE(yaml.ok());
+  CHECK(*yaml == r);
+  auto json = attune::RecipeFromJson(attune::RecipeToJson(r));
+  REQUIRE(json.ok());
+  CHECK(*json == r);
+}
+
+TEST_CASE("a recipe file with an unknown key is refused with its line and column", "[recipe]") {
+  auto r = attune::ParseRecipeYaml("stack: megatron\nentry: [python3, x.py]\nargz: []\n", "r.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::StartsWith("r.yaml:3:1: argz: unknown key"));
+}
+
+TEST_CASE("a malformed key is refused", "[recipe]") {
+  Recipe r = Sample();
+  auto status = attune::SetValue(&r, "micro-batch-size", "2");
+  REQUIRE_FALSE(status.ok());
+  CHECK_THAT(status.message(), Catch::Contains("malformed recipe key"));
+}
