@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -106,6 +107,11 @@ std::string RecipeId(const Recipe& recipe);
 Result<Recipe> LoadRecipeFile(const std::string& path);
 Result<Recipe> ParseRecipeYaml(const std::string& text, const std::string& source_name);
 std::string RecipeToYaml(const Recipe& recipe);
+
+// Splits a shell command line into words the way a POSIX shell would for simple commands: single
+// and double quotes, backslash escapes, backslash-newline continuations. No expansion is done
+// ($VAR stays literal). Unterminated quotes are an error naming the offset.
+Result<std::vector<std::string>> SplitShellWords(std::string_view text);
 
 // Renders a shell command line with safe quoting: "ENV=1 python3 train.py --a 1".
 std::string ShellQuote(const std::string& word);

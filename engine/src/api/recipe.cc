@@ -271,3 +271,63 @@ std::string ShellCommand(const std::vector<std::pair<std::string, std::string>>&
 }
 
 }  // namespace attune
+
+namespace attune {
+namespace {
+
+// One step of the word splitter: consumes a quoted or escaped span starting at text[*i].
+Status ConsumeQuoted(std::string_view text, size_t* i, std::string* word) {
+  char quote = text[*i];
+  size_t start = *i;
+  ++*i;
+  while (*i < text.size() && text[*i] != quote) {
+    if (quote == '"' && text[*i] == '\\' && *i + 1 < text.size() &&
+        std::string_view("\"\\$`\n").find(text[*i + 1]) != std::string_view::npos) {
+      ++*i;
+      if (text[*i] != '\n') word->push_back(text[*i]);
+    } else {
+      word->push_back(text[*i]);
+    }
+    ++*i;
+  }
+  if (*i >= text.size()) {
+    return Status::InvalidArgument(std::string("unterminated ") + quote + " quote starting at offset " +
+                                   std::to_string(start));
+  }
+  ++*i;  // the closing quote
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> SplitShellWords(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (c == '\\' && i + 1 < text.size()) {
+      if (text[i + 1] != '\n') {
+        word.push_back(text[i + 1]);
+        in_word = true;
+      }
+      i += 2;
+    } else if (c == '\'' || c == '"') {
+      ATTUNE_RETURN_IF_ERROR(ConsumeQuoted(text, &i, &word));
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+      ++i;
+    } else {
+      word.push_back(c);
+      in_word = true;
+      ++i;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+}  // namespace attune

@@ -90,3 +90,12 @@ TEST_CASE("a malformed key is refused", "[recipe]") {
   REQUIRE_FALSE(status.ok());
   CHECK_THAT(status.message(), Catch::Contains("malformed recipe key"));
 }
+
+TEST_CASE("shell words honour quotes, escapes and line continuations", "[recipe]") {
+  auto words = attune::SplitShellWords("torchrun --a 'x y' \"q\\\"z\" \\\n --b c\\ d");
+  REQUIRE(words.ok());
+  CHECK(*words == std::vector<std::string>{"torchrun", "--a", "x y", "q\"z", "--b", "c d"});
+  auto bad = attune::SplitShellWords("echo 'open");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("unterminated ' quote"));
+}

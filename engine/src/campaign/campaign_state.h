@@ -1,0 +1,230 @@
+// Copyright attune authors.
+//
+// CampaignState: the state of one campaign as a pure fold of its event log. No I/O, no clock, no
+// plugin calls: the same events always give the same state, which is what lets a restarted engine
+// carry on exactly where the last one stopped. docs/event-types.md lists the events folded here.
+//
+// Every decision the runner makes (which job next, who leads, whether a job fits the budget) is a
+// function of this state alone.
+//
+// Thread-safety: a value; not synchronized.
+#ifndef ATTUNE_ENGINE_CAMPAIGN_CAMPAIGN_STATE_H_
+#define ATTUNE_ENGINE_CAMPAIGN_CAMPAIGN_STATE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attune/cluster.h"
+#include "attune/launcher.h"
+#include "attune/metrics.h"
+#include "attune/recipe.h"
+#include "attune/status.h"
+#include "log/event_log.h"
+
+namespace attune {
+
+// The workflow settings a decision depends on, copied into CampaignStarted so that the fold does
+// not depend on the workflow's JSON form.
+struct CampaignSettings {
+  double budget_gpu_hours = 0;
+  int max_candidates = 50;
+  double job_time_limit_s = 3600;
+  double noise_band = 0.03;
+  int repeats = 1;                   // runs per candidate
+  double loss_rel_tolerance = 0.02;
+  int paired_losses = 5;
+};
+nlohmann::json CampaignSettingsToJson(const CampaignSettings& s);
+CampaignSettings CampaignSettingsFromJson(const nlohmann::json& j);
+
+// A plugin as loaded when the campaign started (or resumed).
+struct PluginIdentity {
+  std::string kind;  // "stack", "launcher", "agent"
+  std::string name;
+  std::string version;
+  std::string sha256;
+  friend bool operator==(const PluginIdentity&, const PluginIdentity&) = default;
+};
+nlohmann::json PluginIdentityToJson(const PluginIdentity& p);
+PluginIdentity PluginIdentityFromJson(const nlohmann::json& j);
+
+struct StepRecord {
+  std::string id;
+  std::string uses;
+  bool started = false;
+  bool finished = false;
+  std::string outcome;  // "done", "skipped", "budget_exhausted", "agent_done", ...
+};
+
+// One job, from JobRequested to JobFinished.
+struct JobRecord {
+  std::string name;
+  std::string candidate;  // "baseline" or a candidate id
+  std::string purpose;    // baseline, candidate, verify
+  std::string step;
+  int attempt = 1;
+  int pair = 0;           // verify pairs: 1-based pair index; 0 otherwise
+  Recipe recipe;
+  int nodes = 1;
+  int devices = 1;
+  double time_limit_s = 0;
+  double reserved_gpu_hours = 0;
+  bool submitted = false;
+  std::string launcher_job_id;
+  bool finished = false;
+  JobState state = JobState::kUnknown;
+  nlohmann::json status;  // JobStatusToJson at finish
+  double charged_gpu_hours = 0;
+  double charged_total_after = 0;  // the ledger's charged total right after this job (plots)
+  std::optional<Measurement> measurement;
+  std::optional<Failure> failure;
+  std::vector<Diagnosis> diagnosis;
+  std::string log_path;
+  bool cancelled_by_engine = false;  // stopped by `--on-stop cancel`: does not count as a result
+
+  bool InFlight() const { return !finished; }
+  // A finished job whose result counts for its candidate (engine cancellations do not).
+  bool Counts() const { return finished && !cancelled_by_engine; }
+};
+
+struct CandidateRecordState {
+  std::string id;      // "c001"
+  int index = 0;       // 1-based proposal order
+  std::string base_id;
+  std::vector<Change> changes;
+  std::string lever_id;
+  std::string rationale;
+  nlohmann::json meta = nlohmann::json::object();
+  std::optional<Recipe> recipe;  // absent when the changes did not apply to the base
+  bool gated = false;
+  bool gate_pass = false;
+  std::string rule_id;
+  std::string gate_reason;
+  double loss_rel_tolerance = 0;
+  std::vector<std::string> jobs;  // names, in request order
+  bool ranked = false;
+  std::string outcome = "pending";  // see CandidateRecord::outcome in attune/agent.h
+  std::optional<double> speedup_vs_baseline;
+  std::optional<double> speedup_vs_leader;
+  std::optional<double> tokens_per_s_per_gpu;
+  std::optional<bool> paired_loss_pass;
+};
+
+struct LedgerState {
+  double total = 0;
+  double charged = 0;
+  double reserved = 0;
+  double Left() const { return total - charged - reserved; }
+  // True when a reservation of `gpu_hours` fits what remains (with a rounding allowance).
+  bool Fits(double gpu_hours) const { return gpu_hours <= Left() + 1e-9; }
+};
+
+struct LeaderChange {
+  std::string from;
+  std::string to;
+  std::string reason;  // "faster", "paired_loss_mismatch"
+};
+
+struct SpeedupResult {
+  std::string leader;
+  std::vector<double> ratios;  // leader ÷ baseline per pair
+  double median = 0;
+  double min = 0;
+  double max = 0;
+};
+
+struct PairedLossResult {
+  std::string candidate;
+  bool pass = false;
+  double tolerance = 0;
+  int compared = 0;
+  double max_rel_diff = 0;
+  std::string reason;
+};
+
+class CampaignState {
+ public:
+  // Folds one event. Unknown types and malformed data are kCorruption naming the seq.
+  Status Apply(const EventRecord& event);
+  // Folds a whole log from an empty state.
+  static Result<CampaignState> Fold(const std::vector<EventRecord>& events);
+
+  // --- what was recorded -------------------------------------------------------------------
+  bool started = false;
+  std::string campaign_id;
+  nlohmann::json workflow_json;
+  std::string workflow_hash;
+  uint64_t seed = 0;
+  std::vector<PluginIdentity> plugins;
+  ClusterInfo cluster;
+  CampaignSettings settings;
+  Recipe baseline;
+  std::string stack_name, launcher_name, agent_name;
+  std::vector<StepRecord> steps;
+  std::vector<CandidateRecordState> candidates;
+  std::vector<JobRecord> jobs;  // in request order
+  LedgerState ledger;
+  std::string leader_id = "baseline";
+  std::vector<LeaderChange> leader_changes;
+  std::vector<PairedLossResult> paired_loss_checks;
+  std::optional<SpeedupResult> speedup;
+  int agent_failures = 0;              // in total
+  int consecutive_agent_failures = 0;  // since the last recorded proposal
+  std::vector<std::string> agent_errors;
+  bool agent_done = false;
+  bool paused = false;
+  std::string pause_reason;
+  bool finished = false;
+  std::map<std::string, std::string> report_files;  // path -> sha256
+  uint64_t last_seq = 0;
+
+  // --- derived queries ---------------------------------------------------------------------
+  const StepRecord* FindStep(const std::string& id) const;
+  const JobRecord* FindJob(const std::string& name) const;
+  const CandidateRecordState* FindCandidate(const std::string& id) const;
+  std::vector<const JobRecord*> InFlightJobs() const;
+  // The recipe of "baseline" or a candidate; nullptr when unknown.
+  const Recipe* RecipeOf(const std::string& id) const;
+  // Successful measurements of `id` from jobs of the given purpose ("" = baseline or candidate).
+  std::vector<Measurement> MeasurementsOf(const std::string& id,
+                                          const std::string& purpose = "") const;
+  // The representative measurement (the run with the median throughput, lower median).
+  std::optional<Measurement> MeasurementOf(const std::string& id) const;
+  // The diagnosis recorded with the representative run of `id`.
+  std::vector<Diagnosis> DiagnosisOf(const std::string& id) const;
+  // Jobs (counting ones) of `id` for `purpose`.
+  std::vector<const JobRecord*> JobsOf(const std::string& id, const std::string& purpose) const;
+  // The previous leader before the current one ("baseline" when none).
+  std::string PreviousLeader() const;
+  int FailedJobs() const;
+  // Next free attempt number for a job label (candidate id or purpose).
+  int NextAttempt(const std::string& candidate, const std::string& purpose, int pair) const;
+  // Cost to reserve for one job of `recipe`: devices × job time limit, in hours.
+  double ReservationFor(const Recipe& recipe) const;
+  // "c001", "c002", ... for a 1-based index.
+  static std::string CandidateId(int index);
+
+ private:
+  Status ApplyStarted(const nlohmann::json& d);
+  Status ApplyProposal(const nlohmann::json& d);
+  Status ApplyGate(const nlohmann::json& d);
+  Status ApplyRequested(const nlohmann::json& d);
+  Status ApplySubmitted(const nlohmann::json& d);
+  Status ApplyFinished(const nlohmann::json& d);
+  Status ApplyRanked(const nlohmann::json& d);
+  Status ApplyLeader(const nlohmann::json& d);
+  Status ApplyPairedLoss(const nlohmann::json& d);
+  Status ApplySpeedup(const nlohmann::json& d);
+  Status ApplyStep(const std::string& type, const nlohmann::json& d);
+  JobRecord* MutableJob(const std::string& name);
+  CandidateRecordState* MutableCandidate(const std::string& id);
+};
+
+}  // namespace attune
+
+#endif  // ATTUNE_ENGINE_CAMPAIGN_CAMPAIGN_STATE_H_

@@ -1,0 +1,39 @@
+// Copyright attune authors.
+//
+// The campaign event catalog: the type names the engine appends and folds. docs/event-types.md is
+// the reference (each type, its version, its fields, who appends it and when). A type's name and
+// its fields never change meaning; a changed schema gets a new `v`.
+#ifndef ATTUNE_ENGINE_CAMPAIGN_EVENTS_H_
+#define ATTUNE_ENGINE_CAMPAIGN_EVENTS_H_
+
+namespace attune::events {
+
+inline constexpr char kCampaignStarted[] = "CampaignStarted";
+inline constexpr char kCampaignResumed[] = "CampaignResumed";
+inline constexpr char kStepStarted[] = "StepStarted";
+inline constexpr char kStepFinished[] = "StepFinished";
+inline constexpr char kProposalRecorded[] = "ProposalRecorded";
+inline constexpr char kAgentFailed[] = "AgentFailed";
+inline constexpr char kGateVerdict[] = "GateVerdict";
+inline constexpr char kJobRequested[] = "JobRequested";
+inline constexpr char kJobSubmitted[] = "JobSubmitted";
+inline constexpr char kJobFinished[] = "JobFinished";
+inline constexpr char kCandidateRanked[] = "CandidateRanked";
+inline constexpr char kLeaderChanged[] = "LeaderChanged";
+inline constexpr char kPairedLossChecked[] = "PairedLossChecked";
+inline constexpr char kSpeedupMeasured[] = "SpeedupMeasured";
+inline constexpr char kCampaignPaused[] = "CampaignPaused";
+inline constexpr char kCampaignFinished[] = "CampaignFinished";
+inline constexpr char kReportWritten[] = "ReportWritten";
+
+// Job purposes (JobRequested.purpose).
+inline constexpr char kPurposeBaseline[] = "baseline";
+inline constexpr char kPurposeCandidate[] = "candidate";
+inline constexpr char kPurposeVerify[] = "verify";
+
+// The id under which the baseline recipe appears wherever a candidate id may.
+inline constexpr char kBaselineId[] = "baseline";
+
+}  // namespace attune::events
+
+#endif  // ATTUNE_ENGINE_CAMPAIGN_EVENTS_H_

@@ -1,0 +1,139 @@
+#include "log/envelope.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "attune/hash.h"
+
+namespace attune::log {
+namespace {
+
+constexpr std::string_view kSeqOpen = "{\"seq\":";
+constexpr std::string_view kHashMember = ",\"hash\":\"";
+constexpr std::string_view kPrevMember = ",\"prev\":\"";
+constexpr size_t kHexLen = 64;
+
+bool IsLowerHex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+bool AllOf(std::string_view s, bool (*ok)(char)) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), ok);
+}
+
+bool IsCampaignChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+}
+
+bool IsTypeChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Reads the decimal seq that follows `{"seq":`. Returns 0 when malformed (seq 0 is never valid).
+uint64_t LeadingSeq(std::string_view value) {
+  if (value.substr(0, kSeqOpen.size()) != kSeqOpen) return 0;
+  uint64_t seq = 0;
+  size_t i = kSeqOpen.size();
+  for (; i < value.size() && std::isdigit(static_cast<unsigned char>(value[i])); ++i) {
+    if (seq > (UINT64_MAX - 9) / 10) return 0;
+    seq = seq * 10 + static_cast<uint64_t>(value[i] - '0');
+  }
+  if (i == kSeqOpen.size() || i >= value.size() || value[i] != ',') return 0;
+  return seq;
+}
+
+}  // namespace
+
+bool IsValidCampaignId(std::string_view id) { return id.size() <= 128 && AllOf(id, IsCampaignChar); }
+bool IsValidEventType(std::string_view type) { return type.size() <= 128 && AllOf(type, IsTypeChar); }
+
+std::string EventKeyPrefix(std::string_view campaign) { return std::string(campaign) + "/"; }
+
+std::string EventKeyUpperBound(std::string_view campaign) { return std::string(campaign) + "0"; }
+
+std::string EventKey(std::string_view campaign, uint64_t seq) {
+  std::string key = EventKeyPrefix(campaign);
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    key.push_back(static_cast<char>((seq >> shift) & 0xff));
+  }
+  return key;
+}
+
+uint64_t SeqFromKey(std::string_view key, std::string_view campaign) {
+  if (key.size() != campaign.size() + 9 || key.substr(0, campaign.size()) != campaign ||
+      key[campaign.size()] != '/') {
+    return 0;
+  }
+  uint64_t seq = 0;
+  for (size_t i = campaign.size() + 1; i < key.size(); ++i) {
+    seq = (seq << 8) | static_cast<unsigned char>(key[i]);
+  }
+  return seq;
+}
+
+Result<std::string> EncodeEnvelope(EventRecord* record) {
+  std::string data;
+  try {
+    data = record->data.dump();
+  } catch (const std::exception& e) {
+    // nlohmann refuses invalid UTF-8 by throwing; that is an input error of this event.
+    return Status::InvalidArgument("event '" + record->type + "': data cannot be stored: " +
+                                   e.what());
+  }
+  std::string body = std::string(kSeqOpen) + std::to_string(record->seq) + ",\"type\":\"" +
+                     record->type + "\",\"v\":" + std::to_string(record->v) +
+                     ",\"ts\":" + std::to_string(record->ts_ms) + ",\"data\":" + data +
+                     std::string(kPrevMember) + record->prev + "\"";
+  record->hash = Sha256Hex(body + "}");
+  return body + std::string(kHashMember) + record->hash + "\"}";
+}
+
+Result<EnvelopeLinks> CheckEnvelope(std::string_view value) {
+  // The tail is fixed: ,"hash":"<64 hex>"}
+  const size_t tail = kHashMember.size() + kHexLen + 2;
+  if (value.size() < tail + kSeqOpen.size() || value.substr(value.size() - 2) != "\"}" ||
+      value.substr(value.size() - tail, kHashMember.size()) != kHashMember) {
+    return Status::Corruption("the stored value is not an attune envelope (no trailing hash)");
+  }
+  EnvelopeLinks links;
+  links.hash = value.substr(value.size() - kHexLen - 2, kHexLen);
+  std::string_view body = value.substr(0, value.size() - tail);
+  if (!IsLowerHex(links.hash)) return Status::Corruption("the stored hash is not lowercase hex");
+  if (Sha256Hex(std::string(body) + "}") != links.hash) {
+    return Status::Corruption("its bytes do not match its hash (the event was altered)");
+  }
+  // The body ends with ,"prev":"<0 or 64 hex>"
+  for (size_t prev_len : {kHexLen, size_t{0}}) {
+    size_t start = kPrevMember.size() + prev_len + 1;
+    if (body.size() < start || body.back() != '"') continue;
+    if (body.substr(body.size() - start, kPrevMember.size()) != kPrevMember) continue;
+    links.prev = body.substr(body.size() - prev_len - 1, prev_len);
+    if (!IsLowerHex(links.prev)) continue;
+    links.seq = LeadingSeq(body);
+    if (links.seq == 0) return Status::Corruption("the envelope does not start with its seq");
+    return links;
+  }
+  return Status::Corruption("the envelope has no valid 'prev' member");
+}
+
+Result<EventRecord> DecodeEnvelope(std::string_view value) {
+  nlohmann::json j = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::Corruption("the stored value is not valid JSON");
+  }
+  try {
+    EventRecord r;
+    r.seq = j.at("seq").get<uint64_t>();
+    r.type = j.at("type").get<std::string>();
+    r.v = j.at("v").get<int>();
+    r.ts_ms = j.at("ts").get<int64_t>();
+    r.data = j.at("data");
+    r.prev = j.at("prev").get<std::string>();
+    r.hash = j.at("hash").get<std::string>();
+    return r;
+  } catch (const std::exception& e) {
+    // nlohmann reports a missing or mistyped member by throwing; it is a damaged envelope.
+    return Status::Corruption(std::string("the envelope is missing a member: ") + e.what());
+  }
+}
+
+}  // namespace attune::log

@@ -1,0 +1,66 @@
+// Copyright attune authors.
+#include "history.h"
+
+namespace attune::agents {
+
+std::string ValueText(const std::optional<std::string>& value) {
+  return value ? *value : std::string("(absent)");
+}
+
+std::optional<Recipe> Apply(const Recipe& base, const std::vector<Change>& changes) {
+  Recipe out = base;
+  // SetValue rather than ApplyChanges: a history record's `from` may describe an older leader
+  // than the one we rebuild (the engine records changes relative to the base at that time).
+  for (const Change& c : changes) {
+    if (!SetValue(&out, c.key, c.to).ok()) return std::nullopt;
+  }
+  return out;
+}
+
+bool BansItsChanges(const CandidateRecord& record) {
+  if (record.outcome == "refused" || record.outcome == "paired_loss_mismatch") return true;
+  if (record.outcome != "failed") return false;
+  // An infrastructure failure says nothing about the recipe; the engine retries those itself.
+  return !(record.failure && record.failure->infrastructure);
+}
+
+TriedSet CollectTried(const CampaignView& view) {
+  TriedSet tried;
+  tried.recipes_by_candidate["baseline"] = view.baseline;
+  tried.recipe_ids.insert(RecipeId(view.baseline));
+  tried.recipe_ids.insert(RecipeId(view.leader));
+  for (const CandidateRecord& record : view.history) {
+    if (BansItsChanges(record)) {
+      for (const Change& c : record.changes) tried.banned.emplace(c.key, ValueText(c.to));
+    }
+    auto base = tried.recipes_by_candidate.find(record.base_id);
+    const Recipe* base_recipe = nullptr;
+    if (base != tried.recipes_by_candidate.end()) {
+      base_recipe = &base->second;
+    } else if (record.base_id == view.leader_id) {
+      base_recipe = &view.leader;
+    }
+    if (base_recipe == nullptr) continue;  // an unknown base: its recipe cannot be rebuilt
+    std::optional<Recipe> recipe = Apply(*base_recipe, record.changes);
+    if (!recipe) continue;
+    tried.recipe_ids.insert(RecipeId(*recipe));
+    if (!record.candidate_id.empty()) tried.recipes_by_candidate[record.candidate_id] = *recipe;
+  }
+  return tried;
+}
+
+bool TouchesBanned(const TriedSet& tried, const std::vector<Change>& changes) {
+  for (const Change& c : changes) {
+    if (tried.banned.count({c.key, ValueText(c.to)}) > 0) return true;
+  }
+  return false;
+}
+
+bool AlreadyTried(const TriedSet& tried, const Recipe& leader, const std::vector<Change>& changes) {
+  if (changes.empty() || TouchesBanned(tried, changes)) return true;
+  std::optional<Recipe> recipe = Apply(leader, changes);
+  if (!recipe) return true;
+  return tried.recipe_ids.count(RecipeId(*recipe)) > 0;
+}
+
+}  // namespace attune::agents

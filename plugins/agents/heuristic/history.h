@@ -1,0 +1,56 @@
+// Copyright attune authors.
+//
+// What a campaign has already tried, read from a CampaignView alone, for the built-in agents
+// (heuristic, random, grid). Agents use it so that they never propose a recipe twice and never
+// repeat a change the gate refused or a job failed on.
+//
+// Rules (shared by every built-in agent):
+//  - Every candidate's full recipe is rebuilt from the baseline by following base_id links and
+//    applying its changes. The baseline, the leader and every candidate recipe count as tried,
+//    whatever the outcome (a pending or skipped candidate too: proposing it again would loop).
+//  - A change (key, to) is banned for the rest of the campaign when a candidate containing it was
+//    refused by the gate, failed for a reason that is the recipe's fault (not infrastructure), or
+//    failed the paired-loss check.
+//
+// Pure functions of the view; deterministic. Thread-compatible.
+#ifndef ATTUNE_PLUGINS_AGENTS_HISTORY_H_
+#define ATTUNE_PLUGINS_AGENTS_HISTORY_H_
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attune/agent.h"
+
+namespace attune::agents {
+
+// "(absent)" for std::nullopt, the value otherwise; used to key banned changes.
+std::string ValueText(const std::optional<std::string>& value);
+
+struct TriedSet {
+  std::set<std::string> recipe_ids;                          // RecipeId of every tried recipe
+  std::set<std::pair<std::string, std::string>> banned;      // (key, ValueText(to))
+  std::map<std::string, Recipe> recipes_by_candidate;        // "baseline" and each candidate id
+};
+
+TriedSet CollectTried(const CampaignView& view);
+
+// The recipe `changes` produce from `base`; std::nullopt when a key is malformed.
+std::optional<Recipe> Apply(const Recipe& base, const std::vector<Change>& changes);
+
+// True when applying `changes` to `leader` gives a tried recipe, or a change is banned, or the
+// changes are empty or do nothing.
+bool AlreadyTried(const TriedSet& tried, const Recipe& leader, const std::vector<Change>& changes);
+
+// True when one of `changes` is banned.
+bool TouchesBanned(const TriedSet& tried, const std::vector<Change>& changes);
+
+// The outcomes that ban their changes (see the file comment).
+bool BansItsChanges(const CandidateRecord& record);
+
+}  // namespace attune::agents
+
+#endif  // ATTUNE_PLUGINS_AGENTS_HISTORY_H_

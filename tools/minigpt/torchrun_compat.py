@@ -1,0 +1,51 @@
+#!/usr/bin/python3
+"""`torchrun` for Debian's torch 1.13 on Python 3.11, which cannot start workers as shipped.
+
+torch 1.13's `Std.from_str("0")` looks the value up by iterating an IntFlag, and Python 3.11 no
+longer yields the zero member, so the default `--redirects 0 --tee 0` become None and torchrun dies
+with "AttributeError: 'NoneType' object has no attribute 'get'". This shim fixes that lookup and
+accepts the newer dashed spellings (`--nproc-per-node`, `--nnodes`, ...), then runs
+torch.distributed.run unchanged:
+
+    /usr/bin/python3 tools/minigpt/torchrun_compat.py --standalone --nproc-per-node 2 \
+        tools/minigpt/pretrain_gpt.py --micro-batch-size 1 ...
+"""
+
+import re
+import sys
+
+from torch.distributed.elastic.multiprocessing import api as mp_api
+from torch.distributed.run import main as torchrun_main
+
+_DASHED = {'--nproc-per-node': '--nproc_per_node', '--master-addr': '--master_addr',
+           '--master-port': '--master_port', '--node-rank': '--node_rank',
+           '--max-restarts': '--max_restarts', '--rdzv-backend': '--rdzv_backend',
+           '--rdzv-endpoint': '--rdzv_endpoint', '--rdzv-id': '--rdzv_id',
+           '--log-dir': '--log_dir', '--monitor-interval': '--monitor_interval'}
+
+
+def _std_from_str(vm):
+    if re.match(mp_api._VALUE_REGEX, vm):
+        return mp_api.Std(int(vm))
+    if re.match(mp_api._MAPPING_REGEX, vm):
+        return {int(i): mp_api.Std(int(v)) for i, v in (m.split(':') for m in vm.split(','))}
+    raise ValueError('{} does not match: <{}> or <{}>'.format(vm, mp_api._VALUE_REGEX,
+                                                              mp_api._MAPPING_REGEX))
+
+
+def _translate(argv):
+    """Renames dashed launcher options up to the training script (the first non-option)."""
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith('-'):
+            return out + argv[i:]
+        name, sep, value = arg.partition('=')
+        out.append(_DASHED.get(name, name) + sep + value)
+        i += 1
+    return out
+
+
+if __name__ == '__main__':
+    mp_api.Std.from_str = classmethod(lambda cls, vm: _std_from_str(vm))
+    sys.exit(torchrun_main(_translate(sys.argv[1:])))
