@@ -108,6 +108,10 @@ Result<Recipe> LoadRecipeFile(const std::string& path);
 Result<Recipe> ParseRecipeYaml(const std::string& text, const std::string& source_name);
 std::string RecipeToYaml(const Recipe& recipe);
 
+// Any YAML document as JSON (scalars typed: numbers, booleans; quoted scalars stay strings), for
+// stacks whose recipes carry a YAML config. Errors name source:line:col.
+Result<nlohmann::json> YamlToJsonValue(const std::string& text, const std::string& source_name);
+
 // Splits a shell command line into words the way a POSIX shell would for simple commands: single
 // and double quotes, backslash escapes, backslash-newline continuations. No expansion is done
 // ($VAR stays literal). Unterminated quotes are an error naming the offset.

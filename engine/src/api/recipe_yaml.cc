@@ -187,6 +187,15 @@ Result<Recipe> ParseRecipeYaml(const std::string& text, const std::string& sourc
   return recipe;
 }
 
+Result<nlohmann::json> YamlToJsonValue(const std::string& text, const std::string& source_name) {
+  try {
+    return YamlToJson(YAML::Load(text));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                   std::to_string(e.mark.column + 1) + ": YAML: " + e.msg);
+  }
+}
+
 Result<Recipe> LoadRecipeFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) {

@@ -101,6 +101,7 @@ struct CandidateRecordState {
   std::string rationale;
   nlohmann::json meta = nlohmann::json::object();
   std::optional<Recipe> recipe;  // absent when the changes did not apply to the base
+  std::string apply_error;       // why they did not
   bool gated = false;
   bool gate_pass = false;
   std::string rule_id;

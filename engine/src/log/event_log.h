@@ -55,7 +55,14 @@ struct EventLogOptions {
   // Called after each acknowledged append with the last seq (the crash suite's side channel).
   std::function<void(uint64_t)> on_ack;
   bool read_only = false;   // open for inspection (attune status/events/verify): no lock, no writes
+  // How often DIR/ACKED is fdatasync'ed. 0 (default): after every Append, before it returns, so
+  // the watermark is never behind an acknowledged event. N > 0: the watermark is still rewritten
+  // after every Append (a process crash loses nothing), but synced only when the last sync is at
+  // least N ms old, and on close; after a power loss it may lag (docs/events.md "Watermark").
+  int watermark_sync_interval_ms = 0;
 };
+
+struct VerifyReport;
 
 class EventLog {
  public:
@@ -74,15 +81,21 @@ class EventLog {
   // Every event with seq >= from_seq, in order (already verified at Open).
   Result<std::vector<EventRecord>> ReadFrom(uint64_t from_seq = 1) const;
 
+  // Streams the events with seq >= from_seq, in order, without holding them all in memory.
+  // Stops at the first non-OK Status returned by `visit` and returns it.
+  Status ForEach(uint64_t from_seq, const std::function<Status(const EventRecord&)>& visit) const;
+
  private:
   class Impl;
   explicit EventLog(std::unique_ptr<Impl> impl);
+  friend Result<VerifyReport> VerifyEventLog(const std::string& dir);
   std::unique_ptr<Impl> impl_;
 };
 
 // `attune verify`: checks a campaign directory without taking the lock. `problems` is empty when
 // the log is intact.
 struct VerifyReport {
+  std::string campaign_id;
   uint64_t events = 0;
   uint64_t acknowledged = 0;   // the watermark
   std::vector<std::string> problems;

@@ -1,6 +1,7 @@
 // Copyright attune authors.
 #include "lessons.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <string>

@@ -1,0 +1,48 @@
+// The engine's own rules run first (they need no stack knowledge), then the stack's validation,
+// then its objective rules. Any error on the way refuses: the gate fails closed.
+#include "gate/static_gate.h"
+
+namespace attune {
+namespace {
+
+GateVerdict Refuse(std::string rule, std::string reason) {
+  GateVerdict v;
+  v.pass = false;
+  v.rule_id = std::move(rule);
+  v.reason = std::move(reason);
+  return v;
+}
+
+std::string Words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+}  // namespace
+
+GateVerdict StaticGateCheck(const Stack& stack, const Recipe& baseline, const Recipe& candidate,
+                            const ClusterInfo& cluster) {
+  if (candidate.stack != baseline.stack) {
+    return Refuse("engine.stack_changed", "the candidate's stack is '" + candidate.stack +
+                                              "' but the baseline's is '" + baseline.stack +
+                                              "'; a candidate must run on the same stack");
+  }
+  if (candidate.entry != baseline.entry) {
+    return Refuse("engine.entry_changed", "the candidate's entry point is '" +
+                                              Words(candidate.entry) + "' but the baseline's is '" +
+                                              Words(baseline.entry) +
+                                              "'; a different program is a different model");
+  }
+  Status valid = stack.Validate(candidate, cluster);
+  if (!valid.ok()) {
+    return Refuse("engine.validate", "the candidate does not validate for the cluster: " +
+                                         valid.message());
+  }
+  GateVerdict verdict = stack.CheckObjective(baseline, candidate);
+  if (verdict.pass && verdict.rule_id.empty()) verdict.rule_id = "ok";
+  if (!verdict.pass && verdict.rule_id.empty()) verdict.rule_id = "stack.unnamed_rule";
+  return verdict;
+}
+
+}  // namespace attune

@@ -1,0 +1,69 @@
+#include "measure/measure.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attune {
+
+double RelativeSpread(const std::vector<Measurement>& runs) {
+  if (runs.size() < 2) return 0;
+  std::vector<double> tps;
+  for (const auto& m : runs) tps.push_back(m.tokens_per_s_per_gpu);
+  const double median = Median(tps);
+  if (median <= 0) return 0;
+  const auto [lo, hi] = std::minmax_element(tps.begin(), tps.end());
+  return (*hi - *lo) / median;
+}
+
+double NoiseBand(double configured, const std::vector<Measurement>& runs) {
+  double band = std::max(configured, RelativeSpread(runs));
+  for (const auto& m : runs) {
+    // Two standard errors of a median over n iterations with this CV: the band one run alone
+    // cannot resolve.
+    if (m.iterations_used > 0) band = std::max(band, 2 * m.cv / std::sqrt(m.iterations_used));
+  }
+  return band;
+}
+
+const char* ComparisonName(Comparison c) {
+  switch (c) {
+    case Comparison::kFaster: return "faster";
+    case Comparison::kWithinNoise: return "within_noise";
+    case Comparison::kSlower: return "slower";
+  }
+  return "within_noise";
+}
+
+Comparison Compare(double candidate_tps, double leader_tps, double band) {
+  if (candidate_tps > leader_tps * (1 + band)) return Comparison::kFaster;
+  if (candidate_tps < leader_tps * (1 - band)) return Comparison::kSlower;
+  return Comparison::kWithinNoise;
+}
+
+std::string RankOutcome(const OutcomeInput& in) {
+  if (!in.gate_pass) return "refused";
+  if (in.skipped) return "skipped";
+  if (in.failure) return "failed";
+  if (!in.candidate_tps || !in.leader_tps) return "failed";
+  switch (Compare(*in.candidate_tps, *in.leader_tps, in.band)) {
+    case Comparison::kFaster: return "new_leader";
+    case Comparison::kWithinNoise: return "within_noise";
+    case Comparison::kSlower: return "slower";
+  }
+  return "failed";
+}
+
+SpeedupStats PairedSpeedup(const std::vector<double>& a, const std::vector<double>& b) {
+  SpeedupStats s;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (b[i] > 0) s.ratios.push_back(a[i] / b[i]);
+  }
+  if (s.ratios.empty()) return s;
+  s.median = Median(s.ratios);
+  const auto [lo, hi] = std::minmax_element(s.ratios.begin(), s.ratios.end());
+  s.min = *lo;
+  s.max = *hi;
+  return s;
+}
+
+}  // namespace attune

@@ -1,0 +1,55 @@
+// Copyright attune authors.
+//
+// Measurement arithmetic: the noise band, the comparison of a candidate with the leader, the
+// speedup of paired runs, and the outcome of a candidate. Pure functions; no I/O.
+#ifndef ATTUNE_ENGINE_MEASURE_MEASURE_H_
+#define ATTUNE_ENGINE_MEASURE_MEASURE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attune/metrics.h"
+
+namespace attune {
+
+// The relative band within which two throughputs are not told apart: the larger of
+//   - the configured band (default 0.03),
+//   - the relative spread (max − min) ÷ median of the leader's repeated runs (≥ 2 runs), and
+//   - 2 × the standard error of one run's median: 2 × cv ÷ sqrt(iterations used), worst run.
+// `runs` are the repeated runs of the leader (or of the baseline when the leader ran once).
+double NoiseBand(double configured, const std::vector<Measurement>& runs);
+
+// (max − min) ÷ median of the runs' throughputs; 0 for fewer than two runs.
+double RelativeSpread(const std::vector<Measurement>& runs);
+
+enum class Comparison { kFaster, kWithinNoise, kSlower };
+const char* ComparisonName(Comparison c);  // "faster", "within_noise", "slower"
+
+// Compares throughputs (tokens/s/GPU): faster only when candidate > leader × (1 + band).
+Comparison Compare(double candidate_tps, double leader_tps, double band);
+
+// The outcome of a tried candidate, as recorded in CandidateRanked.
+struct OutcomeInput {
+  bool gate_pass = true;
+  bool skipped = false;                     // did not fit the budget
+  std::optional<Failure> failure;           // first failed run
+  std::optional<double> candidate_tps;      // median over its runs
+  std::optional<double> leader_tps;
+  double band = 0.03;
+};
+// "refused", "skipped", "failed", "slower", "within_noise" or "new_leader".
+std::string RankOutcome(const OutcomeInput& in);
+
+// Speedup of paired runs: ratio of each pair (a ÷ b), with median, min and max.
+struct SpeedupStats {
+  std::vector<double> ratios;
+  double median = 0;
+  double min = 0;
+  double max = 0;
+};
+SpeedupStats PairedSpeedup(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace attune
+
+#endif  // ATTUNE_ENGINE_MEASURE_MEASURE_H_

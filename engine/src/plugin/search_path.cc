@@ -1,0 +1,101 @@
+// Where plugins and data are found, and name suggestions.
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "plugin/plugin_host.h"
+
+namespace attune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string ExecutableDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+bool IsUnder(const std::string& path, const std::string& root) {
+  if (path.empty() || root.empty()) return false;
+  std::error_code ec;
+  std::string p = fs::weakly_canonical(path, ec).string();
+  std::string r = fs::weakly_canonical(root, ec).string();
+  return p == r || p.rfind(r + "/", 0) == 0;
+}
+
+void AddUnique(std::vector<std::string>* out, const std::string& dir) {
+  if (dir.empty()) return;
+  for (const auto& d : *out) {
+    if (d == dir) return;
+  }
+  out->push_back(dir);
+}
+
+}  // namespace
+
+std::vector<std::string> PluginHost::DefaultSearchPath(const std::vector<std::string>& cli_paths) {
+  std::vector<std::string> path;
+  for (const auto& p : cli_paths) AddUnique(&path, p);
+  if (const char* env = std::getenv("ATTUNE_PLUGIN_PATH")) {
+    std::stringstream in(env);
+    for (std::string dir; std::getline(in, dir, ':');) AddUnique(&path, dir);
+  }
+  std::string exe_dir = ExecutableDir();
+  // The build tree's plugins only for binaries of that build tree, so an installed attune
+  // never sees a second copy of every plugin (a duplicate-name error).
+#ifdef ATTUNE_BUILD_DIR
+  if (IsUnder(exe_dir, ATTUNE_BUILD_DIR)) AddUnique(&path, ATTUNE_BUILD_DIR "/plugins");
+#endif
+  if (!exe_dir.empty() && !IsUnder(exe_dir, ATTUNE_BUILD_DIR_OR_EMPTY)) {
+    AddUnique(&path, (fs::path(exe_dir).parent_path() / "lib/attune/plugins").string());
+  }
+  return path;
+}
+
+std::string DefaultDataDir() {
+  if (const char* env = std::getenv("ATTUNE_DATA_DIR"); env && *env) return env;
+  std::error_code ec;
+#ifdef ATTUNE_SOURCE_TREE_DIR
+  if (fs::is_directory(fs::path(ATTUNE_SOURCE_TREE_DIR) / "stacks", ec)) {
+    return ATTUNE_SOURCE_TREE_DIR;
+  }
+#endif
+  std::string exe_dir = ExecutableDir();
+  return exe_dir.empty() ? "" : (fs::path(exe_dir).parent_path() / "share/attune").string();
+}
+
+namespace {
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string NearestName(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    size_t d = EditDistance(word, c);
+    if (d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+}  // namespace attune

@@ -1,0 +1,46 @@
+// Copyright attune authors.
+//
+// The campaign's human-facing output: RESULTS.md (leaderboard), REPORT.md (what to ship and why),
+// throughput.svg (throughput against cumulative GPU-hours) and lessons.md (for future campaigns,
+// in the format of skill/past_tuning_projects/README.md).
+//
+// Every renderer is a pure function of the folded state (and of the launch command the stack
+// rendered for the leader, itself deterministic): no wall-clock value appears, so a replayed
+// campaign writes byte-identical files.
+#ifndef ATTUNE_ENGINE_REPORT_REPORT_H_
+#define ATTUNE_ENGINE_REPORT_REPORT_H_
+
+#include <map>
+#include <string>
+
+#include "attune/status.h"
+#include "campaign/campaign_state.h"
+
+namespace attune {
+
+std::string RenderResults(const CampaignState& state);
+// `launch_command`: the leader's launch as a shell command ("" when the stack could not render it).
+std::string RenderReport(const CampaignState& state, const std::string& launch_command);
+std::string RenderThroughputSvg(const CampaignState& state);
+std::string RenderLessons(const CampaignState& state);
+
+// All report files by name (RESULTS.md, REPORT.md, throughput.svg, lessons.md).
+std::map<std::string, std::string> RenderAllReports(const CampaignState& state,
+                                                    const std::string& launch_command);
+
+// Writes `content` to `path` atomically: a temporary file in the same directory, fsync, rename.
+Status WriteFileAtomic(const std::string& path, const std::string& content);
+
+// The speedup the report quotes: the verified paired median when the verify step ran, else the
+// leader's tuning-time throughput over the baseline's. nullopt without both measurements.
+struct QuotedSpeedup {
+  double median = 1;
+  double min = 1;
+  double max = 1;
+  int pairs = 0;       // 0 when not from paired runs
+};
+std::optional<QuotedSpeedup> QuoteSpeedup(const CampaignState& state);
+
+}  // namespace attune
+
+#endif  // ATTUNE_ENGINE_REPORT_REPORT_H_

@@ -1,0 +1,114 @@
+// REPORT.md: what to ship (recipe and launch), how much faster it is and how sure we are, why it
+// is the same training objective, and what was tried on the way.
+#include <fmt/format.h>
+
+#include "campaign/events.h"
+#include "report/report.h"
+#include "report/report_util.h"
+
+namespace attune {
+namespace ri = report_internal;
+
+namespace {
+
+std::string ResultSection(const CampaignState& state) {
+  std::string out = "## Result\n\n";
+  const Recipe* leader = state.RecipeOf(state.leader_id);
+  if (state.leader_id == events::kBaselineId || !leader) {
+    out += "No candidate beat the baseline by more than the noise band; ship the baseline.\n\n";
+  } else {
+    out += fmt::format("Ship **{}**. Changes against the baseline:\n\n", state.leader_id);
+    for (const auto& c : Diff(state.baseline, *leader)) out += "- `" + DescribeChange(c) + "`\n";
+    out += "\n";
+  }
+  if (auto q = QuoteSpeedup(state)) {
+    if (q->pairs > 0) {
+      out += fmt::format("Measured speedup: **{}** (median of {} runs made side by side with the "
+                         "baseline, alternating; spread {} to {}).\n\n",
+                         ri::Times(q->median), q->pairs, ri::Times(q->min), ri::Times(q->max));
+    } else {
+      out += fmt::format("Measured speedup: **{}** (from tuning runs; not re-measured side by "
+                         "side).\n\n", ri::Times(q->median));
+    }
+  }
+  return out;
+}
+
+std::string ShipSection(const CampaignState& state, const std::string& launch_command) {
+  const Recipe* leader = state.RecipeOf(state.leader_id);
+  std::string out = "## Shipped recipe\n\n```yaml\n";
+  out += RecipeToYaml(leader ? *leader : state.baseline);
+  if (out.back() != '\n') out += '\n';
+  out += "```\n\n";
+  if (!launch_command.empty()) out += "Launch:\n\n```sh\n" + launch_command + "\n```\n\n";
+  return out;
+}
+
+std::string GateSection(const CampaignState& state) {
+  std::string out = "## Correctness evidence\n\n";
+  const auto* c = state.FindCandidate(state.leader_id);
+  if (!c) return out + "The baseline is unchanged; no gate applies.\n\n";
+  out += fmt::format("- Static gate: {} (rule `{}`): {}\n", c->gate_pass ? "pass" : "refused",
+                     c->rule_id, c->gate_reason);
+  for (const auto& p : state.paired_loss_checks) {
+    out += fmt::format("- Paired-loss check of {}: {} ({} losses, max relative difference {}, "
+                       "tolerance {}): {}\n",
+                       p.candidate, p.pass ? "pass" : "FAIL", p.compared, ri::Fixed(p.max_rel_diff, 5),
+                       ri::Fixed(p.tolerance, 4), p.reason);
+  }
+  for (const auto& l : state.leader_changes) {
+    if (l.reason == "paired_loss_mismatch") {
+      out += fmt::format("- Leader {} was reverted to {}: its losses did not match the baseline's.\n",
+                         l.from, l.to);
+    }
+  }
+  return out + "\n";
+}
+
+std::string TriedSection(const CampaignState& state) {
+  std::string out = "## What was tried and why\n\n";
+  if (state.candidates.empty()) return out + "Nothing was proposed.\n\n";
+  out += "| # | candidate | lever | change | outcome | vs leader | rationale |\n";
+  out += "|---:|---|---|---|---|---:|---|\n";
+  for (const auto& c : state.candidates) {
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.index, c.id, c.lever_id,
+                       ri::Cell(DescribeChanges(c.changes)), ri::Cell(ri::VerdictText(state, c)),
+                       c.speedup_vs_leader ? ri::Percent(*c.speedup_vs_leader) : "-",
+                       ri::Cell(c.rationale));
+  }
+  return out + "\n";
+}
+
+std::string BudgetSection(const CampaignState& state) {
+  return fmt::format(
+      "## Budget\n\n{} of {} GPU-hours charged ({} jobs, {} failed); {} left. Every job reserved "
+      "its worst case (devices × {} s) before it was submitted.\n",
+      ri::Fixed(state.ledger.charged, 4), ri::Fixed(state.ledger.total, 4), state.jobs.size(),
+      state.FailedJobs(), ri::Fixed(state.ledger.Left(), 4), ri::Fixed(state.settings.job_time_limit_s, 0));
+}
+
+}  // namespace
+
+std::string RenderReport(const CampaignState& state, const std::string& launch_command) {
+  std::string out = fmt::format("# Tuning report: campaign {}\n\n", state.campaign_id);
+  out += fmt::format("Stack `{}` on `{}` ({}), agent `{}`, seed {}, workflow sha256 `{}`.\n\n",
+                     state.stack_name, state.launcher_name, state.cluster.device_type,
+                     state.agent_name, state.seed, state.workflow_hash);
+  out += ResultSection(state);
+  out += ShipSection(state, launch_command);
+  out += GateSection(state);
+  out += TriedSection(state);
+  out += BudgetSection(state);
+  out += "\nThe throughput plot is in `throughput.svg`; the leaderboard in `RESULTS.md`.\n";
+  return out;
+}
+
+std::map<std::string, std::string> RenderAllReports(const CampaignState& state,
+                                                    const std::string& launch_command) {
+  return {{"RESULTS.md", RenderResults(state)},
+          {"REPORT.md", RenderReport(state, launch_command)},
+          {"throughput.svg", RenderThroughputSvg(state)},
+          {"lessons.md", RenderLessons(state)}};
+}
+
+}  // namespace attune

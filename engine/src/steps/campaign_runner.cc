@@ -1,0 +1,247 @@
+// RunCampaign: open (or create) the campaign, make sure it runs the workflow and plugins it
+// started with, reconcile jobs left in flight, then run the steps in order from the state.
+#include "steps/campaign_runner.h"
+
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "campaign/events.h"
+#include "plugin/plugin_host.h"
+#include "steps/job_driver.h"
+#include "steps/run_context.h"
+#include "steps/steps.h"
+
+namespace attune {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2, kExitPaused = 3, kExitLocked = 4;
+
+// An error with the exit code it maps to.
+struct RunError {
+  Status status;
+  int exit_code = kExitFailed;
+};
+
+void AppendAck(const std::string& path, uint64_t seq) {
+  std::ofstream out(path, std::ios::app);
+  out << seq << "\n";
+}
+
+Result<std::unique_ptr<EventLog>> OpenLog(const RunOptions& o) {
+  EventLogOptions lo;
+  lo.create_if_missing = true;
+  if (!o.ack_file.empty()) {
+    const std::string path = o.ack_file;
+    lo.on_ack = [path](uint64_t seq) { AppendAck(path, seq); };
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(o.campaign_dir, ec);
+  return EventLog::Open(o.campaign_dir, lo);
+}
+
+PluginContext MakeContext(const RunContext& ctx, const PluginRef& ref) {
+  PluginContext pc;
+  pc.config = ref.with;
+  pc.campaign_dir = ctx.log->dir();
+  pc.data_dir = ctx.data_dir;
+  pc.attune_binary = ctx.options->attune_binary;
+  pc.seed = ctx.workflow.seed;
+  std::ostream* err = ctx.options->err;
+  pc.log = [err](LogLevel level, const std::string& message) {
+    if (level != LogLevel::kDebug) *err << message << "\n";
+  };
+  return pc;
+}
+
+Status CreatePlugins(RunContext& ctx, PluginHost& host) {
+  const Workflow& w = ctx.workflow;
+  ATTUNE_ASSIGN_OR_RETURN(ctx.stack, host.CreateStack(w.stack.name, MakeContext(ctx, w.stack)));
+  ATTUNE_ASSIGN_OR_RETURN(ctx.launcher, host.CreateLauncher(w.launcher.name, MakeContext(ctx, w.launcher)));
+  ATTUNE_ASSIGN_OR_RETURN(ctx.agent, host.CreateAgent(w.agent.name, MakeContext(ctx, w.agent)));
+  return Status::Ok();
+}
+
+Result<std::vector<PluginIdentity>> Identities(const PluginHost& host, const Workflow& w) {
+  std::vector<PluginIdentity> out;
+  const std::pair<PluginKind, std::string> wanted[] = {
+      {PluginKind::kStack, w.stack.name}, {PluginKind::kLauncher, w.launcher.name}, {PluginKind::kAgent, w.agent.name}};
+  for (const auto& [kind, name] : wanted) {
+    ATTUNE_ASSIGN_OR_RETURN(const LoadedPlugin* p, host.Find(kind, name));
+    out.push_back(PluginIdentity{PluginKindName(kind), p->name, p->version, p->sha256});
+  }
+  return out;
+}
+
+CampaignSettings SettingsOf(const Workflow& w) {
+  CampaignSettings s;
+  s.budget_gpu_hours = w.budget.gpu_hours;
+  s.max_candidates = w.budget.max_candidates;
+  s.job_time_limit_s = w.budget.job_time_limit_s;
+  s.noise_band = w.measure.noise_band;
+  s.repeats = w.measure.repeats;
+  s.loss_rel_tolerance = w.gate.loss_rel_tolerance;
+  s.paired_losses = w.gate.paired_losses;
+  return s;
+}
+
+WorkflowSchema SchemaWith(const PluginHost& host) {
+  WorkflowSchema schema = BuiltinStepSchema();
+  for (const LoadedPlugin* p : host.List()) {
+    if (p->kind == PluginKind::kStack) schema.stacks.insert(p->name);
+    if (p->kind == PluginKind::kLauncher) schema.launchers.insert(p->name);
+    if (p->kind == PluginKind::kAgent) schema.agents.insert(p->name);
+  }
+  return schema;
+}
+
+std::optional<RunError> StartNew(RunContext& ctx, PluginHost& host) {
+  const RunOptions& o = *ctx.options;
+  if (o.workflow_path.empty()) {
+    return RunError{Status::InvalidArgument("campaign directory " + o.campaign_dir +
+                                            " holds no campaign yet: pass the workflow to start one"),
+                    kExitUsage};
+  }
+  auto wf = LoadWorkflowFile(o.workflow_path, SchemaWith(host));
+  if (!wf.ok()) return RunError{wf.status(), kExitUsage};
+  ctx.workflow = std::move(*wf);
+  auto ids = Identities(host, ctx.workflow);
+  if (!ids.ok()) return RunError{ids.status(), kExitUsage};
+  if (Status s = CreatePlugins(ctx, host); !s.ok()) return RunError{s};
+  json plugins = json::array(), steps = json::array();
+  for (const auto& p : *ids) plugins.push_back(PluginIdentityToJson(p));
+  for (const auto& st : ctx.workflow.steps) steps.push_back(json{{"id", st.id}, {"uses", st.uses}});
+  const Workflow& w = ctx.workflow;
+  json data{{"campaign_id", ctx.log->campaign_id()}, {"workflow", WorkflowToJson(w)},
+            {"workflow_hash", WorkflowHash(w)},      {"seed", w.seed},
+            {"plugins", plugins},                    {"cluster", ClusterInfoToJson(ctx.launcher->Cluster())},
+            {"settings", CampaignSettingsToJson(SettingsOf(w))},
+            {"baseline_recipe", RecipeToJson(w.recipe)},
+            {"stack", w.stack.name}, {"launcher", w.launcher.name}, {"agent", w.agent.name},
+            {"steps", steps}};
+  if (Status s = ctx.Append({NewEvent{events::kCampaignStarted, data}}); !s.ok()) return RunError{s};
+  return std::nullopt;
+}
+
+std::string DescribeIdentity(const PluginIdentity& p) {
+  return p.kind + " '" + p.name + "' " + p.version + " (sha256 " + p.sha256.substr(0, 12) + ")";
+}
+
+std::optional<RunError> Resume(RunContext& ctx, PluginHost& host) {
+  auto events_read = ctx.log->ReadFrom(1);
+  if (!events_read.ok()) return RunError{events_read.status(), kExitLocked};
+  auto state = CampaignState::Fold(*events_read);
+  if (!state.ok()) return RunError{state.status(), kExitLocked};
+  ctx.state = std::move(*state);
+  if (ctx.state.finished) return std::nullopt;  // nothing to run: no plugins, no events
+  auto wf = WorkflowFromJson(ctx.state.workflow_json);
+  if (!wf.ok()) return RunError{wf.status().WithContext("the workflow recorded in the campaign")};
+  ctx.workflow = std::move(*wf);
+  auto ids = Identities(host, ctx.workflow);
+  if (!ids.ok()) return RunError{ids.status()};
+  for (const auto& now : *ids) {
+    for (const auto& then : ctx.state.plugins) {
+      if (then.kind == now.kind && then.name == now.name && !(then == now)) {
+        return RunError{Status::FailedPrecondition(
+            "campaign " + ctx.options->campaign_dir + " ran with " + DescribeIdentity(then) +
+            " but the plugin found now is " + DescribeIdentity(now) +
+            "; a resumed campaign must use the plugins it started with so that its recorded "
+            "decisions stay valid. Restore that build of the plugin, or start a new campaign in "
+            "another directory.")};
+      }
+    }
+  }
+  if (Status s = CreatePlugins(ctx, host); !s.ok()) return RunError{s};
+  json plugins = json::array();
+  for (const auto& p : *ids) plugins.push_back(PluginIdentityToJson(p));
+  if (Status s = ctx.Append({NewEvent{events::kCampaignResumed, json{{"plugins", plugins}}}}); !s.ok()) {
+    return RunError{s};
+  }
+  return std::nullopt;
+}
+
+Status RunStep(RunContext& ctx, const StepDecl& step) {
+  if (step.uses == "benchmark") return RunBenchmarkStep(ctx, step);
+  if (step.uses == "tune") return RunTuneStep(ctx, step);
+  if (step.uses == "verify") return RunVerifyStep(ctx, step);
+  if (step.uses == "report") return RunReportStep(ctx, step);
+  return Status::InvalidArgument("step '" + step.id + "': unknown kind '" + step.uses + "'");
+}
+
+// Runs every step not yet finished, in order.
+Status RunSteps(RunContext& ctx) {
+  ATTUNE_RETURN_IF_ERROR(DriveInFlightJobs(ctx));
+  for (const auto& step : ctx.workflow.steps) {
+    const StepRecord* rec = ctx.state.FindStep(step.id);
+    if (rec && rec->finished) continue;
+    if (ctx.StopRequested()) return StopStatus();
+    if (!rec || !rec->started) {
+      if (!step.if_expr.empty()) {
+        auto run = EvaluateCondition(step.if_expr, ConditionValues(ctx.state));
+        if (!run.ok()) return run.status().WithContext("step '" + step.id + "' if");
+        if (!*run) {
+          ATTUNE_RETURN_IF_ERROR(FinishStep(ctx, step, "skipped"));
+          continue;
+        }
+      }
+      ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kStepStarted,
+                                                  json{{"step", step.id}, {"uses", step.uses}}}}));
+    }
+    ATTUNE_RETURN_IF_ERROR(RunStep(ctx, step));
+  }
+  return ctx.Append({NewEvent{events::kCampaignFinished,
+                              json{{"leader", ctx.state.leader_id}, {"charged_gpu_hours", ctx.state.ledger.charged}}}});
+}
+
+int Fail(const RunOptions& o, const RunError& e) {
+  *o.err << "attune run: " << e.status.message() << "\n";
+  return e.exit_code;
+}
+
+}  // namespace
+
+WorkflowSchema BuiltinStepSchema() {
+  WorkflowSchema schema;
+  schema.step_kinds["benchmark"] = {"repeats"};
+  schema.step_kinds["tune"] = {"max_candidates", "agent_retries"};
+  schema.step_kinds["verify"] = {"repeats"};
+  schema.step_kinds["report"] = {};
+  return schema;
+}
+
+int RunCampaign(const RunOptions& o) {
+  RunContext ctx;
+  ctx.options = &o;
+  ctx.data_dir = DefaultDataDir();
+  PluginHost host(PluginHost::DefaultSearchPath(o.plugin_paths));
+  if (Status s = host.DiscoverAll(); !s.ok()) return Fail(o, {s, kExitFailed});
+  auto log = OpenLog(o);
+  if (!log.ok()) {
+    const bool locked = log.status().code() == StatusCode::kFailedPrecondition ||
+                        log.status().code() == StatusCode::kCorruption;
+    return Fail(o, {log.status(), locked ? kExitLocked : kExitFailed});
+  }
+  ctx.log = std::move(*log);
+  const bool fresh = ctx.log->last_seq() == 0;
+  if (auto e = fresh ? StartNew(ctx, host) : Resume(ctx, host)) return Fail(o, *e);
+  if (ctx.state.finished) {
+    ctx.Say("campaign " + ctx.state.campaign_id + " has already finished; see RESULTS.md and REPORT.md");
+    return kExitOk;
+  }
+  Status s = RunSteps(ctx);
+  if (IsStop(s)) {
+    const char* how = o.on_stop == OnStop::kCancel ? "cancel" : "leave_running";
+    Status paused = ctx.Append({NewEvent{events::kCampaignPaused,
+                                         json{{"reason", "stop requested"}, {"on_stop", how},
+                                              {"jobs_in_flight", ctx.state.InFlightJobs().size()}}}});
+    if (!paused.ok()) return Fail(o, {paused});
+    ctx.Say("paused; resume with the same command (jobs in flight are reconciled)");
+    return kExitPaused;
+  }
+  if (!s.ok()) return Fail(o, {s});
+  return kExitOk;
+}
+
+}  // namespace attune

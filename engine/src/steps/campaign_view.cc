@@ -1,0 +1,103 @@
+// The agent's view: everything it may read, built from the folded state and the stack's
+// deterministic answers. Lessons of past campaigns are read from the data directory; the agent's
+// answer is recorded, so what it read never needs to be read again on replay.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "campaign/events.h"
+#include "measure/measure.h"
+#include "steps/steps.h"
+
+namespace attune {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxLessonsBytes = 64 * 1024;
+
+std::string ReadLessons(const std::string& data_dir) {
+  const fs::path dir = fs::path(data_dir) / "skill" / "past_tuning_projects";
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".md" && entry.path().filename() != "README.md") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::string text;
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text += "<!-- " + f.filename().string() + " -->\n" + ss.str() + "\n";
+    if (text.size() > kMaxLessonsBytes) break;
+  }
+  return text.substr(0, kMaxLessonsBytes);
+}
+
+CandidateRecord ToRecord(const CampaignState& s, const CandidateRecordState& c) {
+  CandidateRecord r;
+  r.index = c.index;
+  r.candidate_id = c.id;
+  r.base_id = c.base_id;
+  r.changes = c.changes;
+  r.lever_id = c.lever_id;
+  r.rationale = c.rationale;
+  r.outcome = c.outcome;
+  r.rule_id = c.rule_id;
+  r.measurement = s.MeasurementOf(c.id);
+  for (const auto& name : c.jobs) {
+    const JobRecord* j = s.FindJob(name);
+    if (j && j->Counts() && j->failure && !r.failure) r.failure = j->failure;
+  }
+  r.speedup_vs_baseline = c.speedup_vs_baseline;
+  r.agent_meta = c.meta;
+  return r;
+}
+
+double JobCostEstimate(const CampaignState& s, const Recipe& leader) {
+  double charged = 0;
+  int n = 0;
+  for (const auto& j : s.jobs) {
+    if (j.finished && j.charged_gpu_hours > 0) {
+      charged += j.charged_gpu_hours;
+      ++n;
+    }
+  }
+  return n > 0 ? charged / n : s.ReservationFor(leader);
+}
+
+}  // namespace
+
+CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates) {
+  const CampaignState& s = ctx.state;
+  CampaignView v;
+  v.campaign_id = s.campaign_id;
+  v.campaign_dir = ctx.log->dir();
+  v.stack = s.stack_name;
+  v.cluster = s.cluster;
+  v.baseline = s.baseline;
+  v.baseline_measurement = s.MeasurementOf(events::kBaselineId);
+  const Recipe* leader = s.RecipeOf(s.leader_id);
+  v.leader = leader ? *leader : s.baseline;
+  v.leader_id = s.leader_id;
+  v.leader_measurement = s.MeasurementOf(s.leader_id);
+  v.diagnosis = s.DiagnosisOf(s.leader_id);
+  for (const auto& c : s.candidates) v.history.push_back(ToRecord(s, c));
+  v.levers = ctx.stack->Levers();
+  v.legal_moves = ctx.stack->LegalMoves(v.leader, s.cluster);
+  v.budget_total_gpu_hours = s.ledger.total;
+  v.budget_left_gpu_hours = s.ledger.Left();
+  v.job_cost_estimate_gpu_hours = JobCostEstimate(s, v.leader);
+  std::vector<Measurement> runs = s.MeasurementsOf(s.leader_id);
+  if (runs.size() < 2) runs = s.MeasurementsOf(events::kBaselineId);
+  v.noise_band = NoiseBand(s.settings.noise_band, runs);
+  v.proposal_index = static_cast<int>(s.candidates.size()) + 1;
+  v.candidates_left = std::max(0, max_candidates - static_cast<int>(s.candidates.size()));
+  v.lessons = ReadLessons(ctx.data_dir);
+  v.seed = s.seed + static_cast<uint64_t>(v.proposal_index);
+  return v;
+}
+
+}  // namespace attune

@@ -1,0 +1,220 @@
+#include "steps/job_driver.h"
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "campaign/events.h"
+
+namespace attune {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string JobDir(const RunContext& ctx, const std::string& name) {
+  return (fs::path(ctx.log->dir()) / "jobs" / name).string();
+}
+
+std::string LogPath(const RunContext& ctx, const std::string& name) {
+  return (fs::path(JobDir(ctx, name)) / "job.log").string();
+}
+
+Result<JobSpec> BuildSpec(RunContext& ctx, const JobRecord& job) {
+  JobSpec spec;
+  spec.name = job.name;
+  spec.job_dir = JobDir(ctx, job.name);
+  spec.log_path = LogPath(ctx, job.name);
+  std::error_code ec;
+  fs::create_directories(spec.job_dir, ec);
+  if (ec) return Status::IoError("cannot create job directory " + spec.job_dir + ": " + ec.message());
+  spec.recipe = job.recipe;
+  ATTUNE_ASSIGN_OR_RETURN(spec.launch, ctx.stack->RenderLaunch(job.recipe));
+  spec.nodes = job.nodes;
+  spec.devices = job.devices;
+  spec.time_limit_s = job.time_limit_s;
+  spec.options = ctx.workflow.launcher.with;
+  return spec;
+}
+
+// A job that never started (the stack could not render it, the launcher refused it) finishes at
+// once with a launch or config error and costs nothing.
+Status FinishUnstarted(RunContext& ctx, const JobRecord& job, FailureKind kind, const std::string& why) {
+  Failure f;
+  f.kind = kind;
+  f.signature = kind == FailureKind::kConfigError ? "engine.render_failed" : "engine.submit_refused";
+  f.evidence = why;
+  f.hint = "the job was not started; no GPU time was charged";
+  JobStatus st;
+  st.name = job.name;
+  st.state = JobState::kFailed;
+  st.reason = why;
+  return ctx.Append({NewEvent{events::kJobFinished,
+                              json{{"job", job.name}, {"status", JobStatusToJson(st)},
+                                   {"charged_gpu_hours", 0.0}, {"measurement", nullptr},
+                                   {"failure", FailureToJson(f)}, {"diagnosis", json::array()},
+                                   {"log_path", LogPath(ctx, job.name)},
+                                   {"cancelled_by_engine", false}}}});
+}
+
+// Reads and judges a terminal job: measurement when it succeeded and measured, else a failure.
+json ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& st, bool cancelled) {
+  auto log_text = ctx.launcher->ReadLog(job.name);
+  const std::string text = log_text.ok() ? *log_text : "";
+  LogParse parse = ctx.stack->ParseLog(text);
+  JobEnd end{st.exit_code.value_or(-1), JobStateName(st.state),
+             st.start_time && st.end_time ? *st.end_time - *st.start_time : 0.0};
+  Failure failure = ctx.stack->Triage(text, end);
+  json measurement = nullptr, diagnosis = json::array();
+  if (st.state == JobState::kSucceeded && failure.kind == FailureKind::kNone) {
+    auto m = ctx.stack->Measure(parse, job.recipe);
+    if (m.ok()) {
+      measurement = MeasurementToJson(*m);
+      for (const auto& d : ctx.stack->Diagnose(job.recipe, *m, parse, ctx.state.cluster)) {
+        diagnosis.push_back(DiagnosisToJson(d));
+      }
+    } else {
+      failure.kind = FailureKind::kUnknown;
+      failure.signature = "engine.no_measurement";
+      failure.evidence = m.status().message();
+      failure.hint = "the job exited 0 but its log holds too few iterations to measure";
+    }
+  } else if (failure.kind == FailureKind::kNone) {
+    failure = FailureFromState(st);
+  }
+  if (cancelled) failure.kind = FailureKind::kCancelled;
+  return json{{"job", job.name},
+              {"status", JobStatusToJson(st)},
+              {"charged_gpu_hours", st.DeviceHours()},
+              {"measurement", measurement},
+              {"failure", failure.kind == FailureKind::kNone ? json() : FailureToJson(failure)},
+              {"diagnosis", diagnosis},
+              {"log_path", LogPath(ctx, job.name)},
+              {"cancelled_by_engine", cancelled}};
+}
+
+// Submits when the launcher does not know the job; records JobSubmitted once.
+Status EnsureSubmitted(RunContext& ctx, const JobRecord& job, bool* finished_unstarted) {
+  ATTUNE_ASSIGN_OR_RETURN(JobStatus st, ctx.launcher->Poll(job.name));
+  if (st.state == JobState::kUnknown) {
+    auto spec = BuildSpec(ctx, job);
+    if (!spec.ok()) {
+      *finished_unstarted = true;
+      return FinishUnstarted(ctx, job, FailureKind::kConfigError, spec.status().message());
+    }
+    auto submitted = ctx.launcher->Submit(*spec);
+    if (!submitted.ok()) {
+      if (submitted.status().code() == StatusCode::kUnavailable) return submitted.status();
+      *finished_unstarted = true;
+      return FinishUnstarted(ctx, job, FailureKind::kLaunchError, submitted.status().message());
+    }
+    st = *submitted;
+  }
+  if (job.submitted) return Status::Ok();
+  return ctx.Append({NewEvent{events::kJobSubmitted,
+                              json{{"job", job.name}, {"launcher_job_id", st.launcher_job_id},
+                                   {"status", JobStatusToJson(st)}}}});
+}
+
+// Cancels a running job on request and waits (bounded) for the launcher to confirm.
+Status CancelAndRecord(RunContext& ctx, const std::string& name) {
+  ATTUNE_RETURN_IF_ERROR(ctx.launcher->Cancel(name));
+  for (int i = 0; i < 100; ++i) {
+    ATTUNE_ASSIGN_OR_RETURN(JobStatus st, ctx.launcher->Poll(name));
+    if (IsTerminal(st.state)) {
+      const JobRecord* job = ctx.state.FindJob(name);
+      return ctx.Append({NewEvent{events::kJobFinished, ResultData(ctx, *job, st, true)}});
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Status::DeadlineExceeded("job " + name + " did not stop within 10 s of its cancellation; "
+                                  "it stays in flight and is reconciled on resume");
+}
+
+}  // namespace
+
+std::string JobName(const std::string& campaign_id, const JobAsk& ask, int attempt) {
+  if (ask.purpose == events::kPurposeVerify) {
+    return fmt::format("{}-verify-{}-p{}-{}", campaign_id, ask.candidate, ask.pair, attempt);
+  }
+  return fmt::format("{}-{}-{}", campaign_id, ask.candidate, attempt);
+}
+
+Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask) {
+  const Recipe* recipe = ctx.state.RecipeOf(ask.candidate);
+  if (!recipe) return Status::Internal("no recipe for '" + ask.candidate + "'");
+  const int attempt = ctx.state.NextAttempt(ask.candidate, ask.purpose, ask.pair);
+  const std::string name = JobName(ctx.state.campaign_id, ask, attempt);
+  json data{{"job", name},
+            {"candidate", ask.candidate},
+            {"purpose", ask.purpose},
+            {"step", ask.step},
+            {"attempt", attempt},
+            {"pair", ask.pair},
+            {"recipe", RecipeToJson(*recipe)},
+            {"nodes", recipe->topology.nodes},
+            {"devices", recipe->topology.WorldSize()},
+            {"time_limit_s", ctx.state.settings.job_time_limit_s},
+            {"reserved_gpu_hours", ctx.state.ReservationFor(*recipe)}};
+  ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kJobRequested, data}}));
+  return name;
+}
+
+Status DriveJob(RunContext& ctx, const std::string& name) {
+  const JobRecord* job = ctx.state.FindJob(name);
+  if (!job) return Status::Internal("DriveJob: unknown job " + name);
+  if (job->finished) return Status::Ok();
+  bool finished_unstarted = false;
+  ATTUNE_RETURN_IF_ERROR(EnsureSubmitted(ctx, *job, &finished_unstarted));
+  if (finished_unstarted) return Status::Ok();
+  while (true) {
+    ATTUNE_ASSIGN_OR_RETURN(JobStatus st, ctx.launcher->Poll(name));
+    job = ctx.state.FindJob(name);
+    if (IsTerminal(st.state)) {
+      return ctx.Append({NewEvent{events::kJobFinished, ResultData(ctx, *job, st, false)}});
+    }
+    if (st.state == JobState::kUnknown) {
+      // The launcher lost a submitted job: it did not run, so submitting again is safe.
+      ATTUNE_RETURN_IF_ERROR(EnsureSubmitted(ctx, *job, &finished_unstarted));
+      if (finished_unstarted) return Status::Ok();
+      continue;
+    }
+    if (ctx.StopRequested()) {
+      if (ctx.options->on_stop == OnStop::kCancel) ATTUNE_RETURN_IF_ERROR(CancelAndRecord(ctx, name));
+      return StopStatus();
+    }
+    ctx.SleepUnlessStopped(ctx.launcher->PollIntervalSeconds());
+  }
+}
+
+Status DriveInFlightJobs(RunContext& ctx) {
+  std::vector<std::string> names;
+  for (const auto* j : ctx.state.InFlightJobs()) names.push_back(j->name);
+  for (const auto& name : names) {
+    ctx.Say("reconciling job " + name);
+    ATTUNE_RETURN_IF_ERROR(DriveJob(ctx, name));
+  }
+  return Status::Ok();
+}
+
+Failure FailureFromState(const JobStatus& st) {
+  Failure f;
+  f.evidence = st.reason.empty() ? std::string("launcher state: ") + JobStateName(st.state) : st.reason;
+  switch (st.state) {
+    case JobState::kTimedOut: f.kind = FailureKind::kTimeLimit; break;
+    case JobState::kCancelled: f.kind = FailureKind::kCancelled; break;
+    case JobState::kNodeFailure:
+    case JobState::kPreempted:
+      f.kind = FailureKind::kNodeFailure;
+      f.infrastructure = true;
+      break;
+    case JobState::kOutOfMemory: f.kind = FailureKind::kHostOom; break;
+    default: f.kind = FailureKind::kUnknown; break;
+  }
+  f.signature = std::string("launcher.") + JobStateName(st.state);
+  return f;
+}
+
+}  // namespace attune

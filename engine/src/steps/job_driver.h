@@ -1,0 +1,47 @@
+// Copyright attune authors.
+//
+// Jobs, from intent to result: RequestJob records JobRequested (the reservation) before anything
+// touches the launcher; DriveJob takes a requested job to its JobFinished, whatever happened in
+// between (never submitted, submitted, running, finished while the engine was down). Because a
+// job's name is deterministic and Submit is idempotent by name, driving a job twice never runs
+// it twice.
+#ifndef ATTUNE_ENGINE_STEPS_JOB_DRIVER_H_
+#define ATTUNE_ENGINE_STEPS_JOB_DRIVER_H_
+
+#include <string>
+
+#include "attune/launcher.h"
+#include "attune/metrics.h"
+#include "attune/status.h"
+#include "steps/run_context.h"
+
+namespace attune {
+
+struct JobAsk {
+  std::string candidate;  // "baseline" or a candidate id
+  std::string purpose;    // events::kPurpose*
+  int pair = 0;           // verify pair index (1-based), else 0
+  std::string step;
+};
+
+// "<campaign>-<candidate>-<attempt>" (tuning runs) or "<campaign>-verify-<candidate>-p<pair>-<attempt>".
+std::string JobName(const std::string& campaign_id, const JobAsk& ask, int attempt);
+
+// Records JobRequested for `ask` with its reservation. Precondition: the reservation fits the
+// ledger (callers check first, so that they can record why they stop). Returns the job's name.
+Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask);
+
+// Submits (when needed), polls and records the result of a requested job. Returns StopStatus()
+// when a stop was requested while the job ran (with --on-stop cancel the job is cancelled and its
+// JobFinished recorded first).
+Status DriveJob(RunContext& ctx, const std::string& name);
+
+// Drives every requested job that has no JobFinished yet (reconciliation after a restart).
+Status DriveInFlightJobs(RunContext& ctx);
+
+// The failure implied by a launcher state when the log shows none (time limit, node failure...).
+Failure FailureFromState(const JobStatus& status);
+
+}  // namespace attune
+
+#endif  // ATTUNE_ENGINE_STEPS_JOB_DRIVER_H_

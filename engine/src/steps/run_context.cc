@@ -1,0 +1,119 @@
+#include "steps/run_context.h"
+
+#include <chrono>
+#include <ostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "campaign/events.h"
+
+namespace attune {
+
+Status RunContext::Append(std::vector<NewEvent> events) {
+  const uint64_t first = log->last_seq() + 1;
+  ATTUNE_ASSIGN_OR_RETURN(uint64_t last, log->Append(events));
+  for (size_t i = 0; i < events.size(); ++i) {
+    EventRecord record;
+    record.seq = first + i;
+    record.type = events[i].type;
+    record.v = events[i].v;
+    record.data = events[i].data;
+    Status folded = state.Apply(record);
+    // The events were built by this engine, so a fold error is a bug, not bad input.
+    if (!folded.ok()) return Status::Internal("the engine appended an event it cannot fold: " + folded.message());
+    if (options->json) {
+      *options->out << nlohmann::json{{"seq", record.seq}, {"type", record.type}, {"data", record.data}}.dump()
+                    << "\n";
+    } else {
+      *options->out << fmt::format("[{:>4}] {}", record.seq, SummarizeEvent(record.type, record.data))
+                    << "\n";
+    }
+  }
+  options->out->flush();
+  if (last != state.last_seq) return Status::Internal("log and state disagree on the last seq");
+  return Status::Ok();
+}
+
+bool RunContext::StopRequested() const {
+  return options->stop_requested && options->stop_requested->load();
+}
+
+void RunContext::SleepUnlessStopped(double seconds) const {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end && !StopRequested()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+void RunContext::Say(const std::string& line) const {
+  if (!options->json) *options->out << line << "\n" << std::flush;
+}
+
+Status StopStatus() { return Status::Aborted("stop requested"); }
+
+bool IsStop(const Status& s) { return s.code() == StatusCode::kAborted; }
+
+namespace {
+
+std::string Tps(const nlohmann::json& m) {
+  if (!m.is_object()) return "";
+  return fmt::format(" {:.1f} tokens/s/GPU", m.value("tokens_per_s_per_gpu", 0.0));
+}
+
+}  // namespace
+
+std::string SummarizeEvent(const std::string& type, const nlohmann::json& d) {
+  using namespace events;
+  if (type == kCampaignStarted) return "campaign " + d.value("campaign_id", "") + " started";
+  if (type == kCampaignResumed) return "campaign resumed";
+  if (type == kStepStarted) return "step " + d.value("step", "") + " started";
+  if (type == kStepFinished) return "step " + d.value("step", "") + " finished: " + d.value("outcome", "");
+  if (type == kProposalRecorded) {
+    if (d.value("done", false)) return "agent: nothing promising left";
+    auto changes = ChangesFromJson(d.value("changes", nlohmann::json::array()));
+    return d.value("candidate", "") + " proposed: " + (changes.ok() ? DescribeChanges(*changes) : "?") +
+           " (" + d.value("lever_id", "") + ")";
+  }
+  if (type == kAgentFailed) return "agent failed: " + d.value("error", "");
+  if (type == kGateVerdict) {
+    return d.value("candidate", "") + (d.value("pass", false) ? " passes the gate" : " refused by the gate: ") +
+           (d.value("pass", false) ? "" : d.value("rule_id", "") + ": " + d.value("reason", ""));
+  }
+  if (type == kJobRequested) {
+    return fmt::format("job {} requested ({} GPU-hours reserved)", d.value("job", ""),
+                       d.value("reserved_gpu_hours", 0.0));
+  }
+  if (type == kJobSubmitted) return "job " + d.value("job", "") + " submitted";
+  if (type == kJobFinished) {
+    std::string state = d.value("status", nlohmann::json::object()).value("state", "");
+    std::string failure = d.contains("failure") && d.at("failure").is_object()
+                              ? " " + d.at("failure").value("kind", "")
+                              : "";
+    return fmt::format("job {} {}{}{} ({:.4f} GPU-hours)", d.value("job", ""), state, failure,
+                       Tps(d.value("measurement", nlohmann::json())), d.value("charged_gpu_hours", 0.0));
+  }
+  if (type == kCandidateRanked) {
+    std::string vs = d.contains("speedup_vs_leader") && d.at("speedup_vs_leader").is_number()
+                         ? fmt::format(" ({:+.1f}% vs leader)", (d.at("speedup_vs_leader").get<double>() - 1) * 100)
+                         : "";
+    return d.value("candidate", "") + ": " + d.value("outcome", "") + vs;
+  }
+  if (type == kLeaderChanged) {
+    return "leader " + d.value("from", "") + " -> " + d.value("to", "") + " (" + d.value("reason", "") + ")";
+  }
+  if (type == kPairedLossChecked) {
+    return "paired-loss check of " + d.value("candidate", "") + ": " +
+           (d.value("pass", false) ? "pass" : "FAIL") + " — " + d.value("reason", "");
+  }
+  if (type == kSpeedupMeasured) {
+    return fmt::format("verified speedup of {}: {:.3f}x (min {:.3f}, max {:.3f})", d.value("leader", ""),
+                       d.value("median", 0.0), d.value("min", 0.0), d.value("max", 0.0));
+  }
+  if (type == kCampaignPaused) return "campaign paused: " + d.value("reason", "");
+  if (type == kCampaignFinished) return "campaign finished";
+  if (type == kReportWritten) return "report written";
+  return type;
+}
+
+}  // namespace attune

@@ -1,0 +1,183 @@
+// `tune`: one candidate at a time. For the newest candidate the step finds what is missing
+// (verdict, runs, rank) and does it; when every candidate is ranked it asks the agent for the
+// next one. Each answer and result is recorded before the next decision depends on it.
+#include <algorithm>
+
+#include "campaign/events.h"
+#include "gate/static_gate.h"
+#include "measure/measure.h"
+#include "steps/job_driver.h"
+#include "steps/steps.h"
+
+namespace attune {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kDefaultAgentRetries = 3;
+
+json VerdictData(const std::string& id, const GateVerdict& v) {
+  return json{{"candidate", id}, {"pass", v.pass}, {"rule_id", v.rule_id}, {"reason", v.reason},
+              {"tolerance", v.loss_rel_tolerance}};
+}
+
+GateVerdict EngineRefusal(std::string rule, std::string reason) {
+  GateVerdict v;
+  v.rule_id = std::move(rule);
+  v.reason = std::move(reason);
+  return v;
+}
+
+// The engine's campaign-level rules, then the static gate.
+GateVerdict Judge(const RunContext& ctx, const CandidateRecordState& c) {
+  const CampaignState& s = ctx.state;
+  if (!c.recipe) {
+    return EngineRefusal("engine.changes_do_not_apply",
+                         "the proposed changes do not apply to " + c.base_id + ": " + c.apply_error);
+  }
+  const Recipe* base = s.RecipeOf(c.base_id);
+  if (base && Diff(*base, *c.recipe).empty()) {
+    return EngineRefusal("engine.no_change", "the candidate is identical to " + c.base_id);
+  }
+  const std::string id = RecipeId(*c.recipe);
+  if (id == RecipeId(s.baseline)) return EngineRefusal("engine.duplicate", "the candidate is the baseline");
+  for (const auto& other : s.candidates) {
+    if (other.id != c.id && other.recipe && RecipeId(*other.recipe) == id) {
+      return EngineRefusal("engine.duplicate", "the candidate repeats " + other.id + " (" + other.outcome + ")");
+    }
+  }
+  return StaticGateCheck(*ctx.stack, s.baseline, *c.recipe, s.cluster);
+}
+
+Status Rank(RunContext& ctx, const CandidateRecordState& c, bool skipped) {
+  const CampaignState& s = ctx.state;
+  OutcomeInput in;
+  in.gate_pass = c.gate_pass;
+  in.skipped = skipped;
+  std::vector<Measurement> runs = s.MeasurementsOf(c.id);
+  for (const auto& name : c.jobs) {
+    const JobRecord* j = s.FindJob(name);
+    if (j && j->Counts() && j->failure && !in.failure) in.failure = j->failure;
+  }
+  std::optional<double> tps;
+  if (!runs.empty()) {
+    std::vector<double> v;
+    for (const auto& m : runs) v.push_back(m.tokens_per_s_per_gpu);
+    tps = Median(v);
+  }
+  in.candidate_tps = tps;
+  auto leader = s.MeasurementOf(s.leader_id);
+  auto base = s.MeasurementOf(events::kBaselineId);
+  if (leader) in.leader_tps = leader->tokens_per_s_per_gpu;
+  // The leader's own repeats show its noise; a leader measured once borrows the baseline's.
+  std::vector<Measurement> leader_runs = s.MeasurementsOf(s.leader_id);
+  if (leader_runs.size() < 2) leader_runs = s.MeasurementsOf(events::kBaselineId);
+  in.band = NoiseBand(s.settings.noise_band, leader_runs);
+  std::string outcome = RankOutcome(in);
+  json ranked{{"candidate", c.id}, {"outcome", outcome}, {"leader", s.leader_id}, {"noise_band", in.band},
+              {"tokens_per_s_per_gpu", tps ? json(*tps) : json()},
+              {"speedup_vs_leader", tps && in.leader_tps ? json(*tps / *in.leader_tps) : json()},
+              {"speedup_vs_baseline", tps && base ? json(*tps / base->tokens_per_s_per_gpu) : json()}};
+  std::vector<NewEvent> batch;
+  if (outcome == "new_leader") {
+    // Never lead with a different model: the paired-loss check decides before the leader moves.
+    json paired = PairedLossData(s, c.id);
+    batch.push_back(NewEvent{events::kPairedLossChecked, paired});
+    if (!paired.at("pass").get<bool>()) ranked["outcome"] = "paired_loss_mismatch";
+  }
+  batch.insert(batch.begin(), NewEvent{events::kCandidateRanked, ranked});
+  if (ranked["outcome"] == "new_leader") {
+    batch.push_back(NewEvent{events::kLeaderChanged,
+                             json{{"from", s.leader_id}, {"to", c.id}, {"reason", "faster"}}});
+  }
+  return ctx.Append(std::move(batch));
+}
+
+// Advances the newest, unranked candidate by one action. Sets *stop_step when the budget ends it.
+Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRecordState& c,
+                        bool* budget_out) {
+  if (!c.gated) {
+    GateVerdict v = Judge(ctx, c);
+    std::vector<NewEvent> batch{NewEvent{events::kGateVerdict, VerdictData(c.id, v)}};
+    if (!v.pass) {
+      // A refusal costs no GPU time; the agent sees it in the history.
+      batch.push_back(NewEvent{events::kCandidateRanked, json{{"candidate", c.id}, {"outcome", "refused"}}});
+    }
+    return ctx.Append(std::move(batch));
+  }
+  if (!c.gate_pass) {
+    return ctx.Append({NewEvent{events::kCandidateRanked, json{{"candidate", c.id}, {"outcome", "refused"}}}});
+  }
+  int runs = 0;
+  bool failed = false;
+  for (const auto& name : c.jobs) {
+    const JobRecord* j = ctx.state.FindJob(name);
+    if (j && j->InFlight()) return DriveJob(ctx, name);
+    if (j && j->Counts()) {
+      ++runs;
+      failed = failed || j->failure.has_value();
+    }
+  }
+  if (failed || runs >= ctx.state.settings.repeats) return Rank(ctx, c, false);
+  if (!ctx.state.ledger.Fits(ctx.state.ReservationFor(*c.recipe))) {
+    *budget_out = true;
+    return Rank(ctx, c, true);
+  }
+  ATTUNE_ASSIGN_OR_RETURN(std::string name,
+                          RequestJob(ctx, JobAsk{c.id, events::kPurposeCandidate, 0, step.id}));
+  return DriveJob(ctx, name);
+}
+
+// Asks the agent and records its answer (or its failure) before anything acts on it.
+Status AskAgent(RunContext& ctx, int max_candidates) {
+  CampaignView view = BuildCampaignView(ctx, max_candidates);
+  auto proposal = ctx.agent->Propose(view);
+  if (!proposal.ok()) {
+    return ctx.Append({NewEvent{events::kAgentFailed,
+                                json{{"index", view.proposal_index}, {"error", proposal.status().ToString()}}}});
+  }
+  if (proposal->done) {
+    return ctx.Append({NewEvent{events::kProposalRecorded,
+                                json{{"done", true}, {"index", view.proposal_index},
+                                     {"rationale", proposal->rationale}, {"meta", proposal->meta}}}});
+  }
+  Recipe recipe = view.leader;
+  Status applied = ApplyChanges(&recipe, proposal->changes);
+  json data{{"done", false},
+            {"candidate", CampaignState::CandidateId(view.proposal_index)},
+            {"index", view.proposal_index},
+            {"base", view.leader_id},
+            {"changes", ChangesToJson(proposal->changes)},
+            {"lever_id", proposal->lever_id},
+            {"rationale", proposal->rationale},
+            {"meta", proposal->meta},
+            {"recipe", applied.ok() ? RecipeToJson(recipe) : json()},
+            {"apply_error", applied.ok() ? "" : applied.message()}};
+  return ctx.Append({NewEvent{events::kProposalRecorded, data}});
+}
+
+}  // namespace
+
+Status RunTuneStep(RunContext& ctx, const StepDecl& step) {
+  const int max_candidates = step.with.value("max_candidates", ctx.state.settings.max_candidates);
+  const int agent_retries = step.with.value("agent_retries", kDefaultAgentRetries);
+  while (true) {
+    if (ctx.StopRequested()) return StopStatus();
+    const CampaignState& s = ctx.state;
+    if (!s.candidates.empty() && !s.candidates.back().ranked) {
+      bool budget_out = false;
+      ATTUNE_RETURN_IF_ERROR(AdvanceCandidate(ctx, step, s.candidates.back(), &budget_out));
+      if (budget_out) return FinishStep(ctx, step, "budget_exhausted");
+      continue;
+    }
+    if (!s.MeasurementOf(events::kBaselineId)) return FinishStep(ctx, step, "no_baseline");
+    if (s.agent_done) return FinishStep(ctx, step, "agent_done");
+    if (static_cast<int>(s.candidates.size()) >= max_candidates) return FinishStep(ctx, step, "max_candidates");
+    if (s.consecutive_agent_failures >= agent_retries) return FinishStep(ctx, step, "agent_failed");
+    const Recipe* leader = s.RecipeOf(s.leader_id);
+    if (!leader || !s.ledger.Fits(s.ReservationFor(*leader))) return FinishStep(ctx, step, "budget_exhausted");
+    ATTUNE_RETURN_IF_ERROR(AskAgent(ctx, max_candidates));
+  }
+}
+
+}  // namespace attune

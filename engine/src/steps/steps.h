@@ -1,0 +1,40 @@
+// Copyright attune authors.
+//
+// The built-in step kinds. Each runs from the folded state alone: it finds where it stands,
+// does the next thing, records it, and repeats until it records its own StepFinished. Any of
+// them may return StopStatus() (a stop was requested) and is then resumed later from the state.
+#ifndef ATTUNE_ENGINE_STEPS_STEPS_H_
+#define ATTUNE_ENGINE_STEPS_STEPS_H_
+
+#include "attune/status.h"
+#include "steps/run_context.h"
+#include "workflow/workflow.h"
+
+namespace attune {
+
+// `benchmark`: runs the baseline `with.repeats` times (default 3).
+Status RunBenchmarkStep(RunContext& ctx, const StepDecl& step);
+// `tune`: asks the agent, gates, measures and ranks until the budget, the candidate limit or
+// the agent ends it. with: max_candidates, agent_retries.
+Status RunTuneStep(RunContext& ctx, const StepDecl& step);
+// `verify`: the leader's paired-loss check (reverting a leader that fails), then `with.repeats`
+// (default 3) alternating runs of the leader and the baseline for the quoted speedup.
+Status RunVerifyStep(RunContext& ctx, const StepDecl& step);
+// `report`: RESULTS.md, REPORT.md, throughput.svg and lessons.md in the campaign directory.
+Status RunReportStep(RunContext& ctx, const StepDecl& step);
+
+// Records StepFinished{step, outcome}.
+Status FinishStep(RunContext& ctx, const StepDecl& step, const std::string& outcome);
+
+// Checks the leader's first losses against the baseline's; returns the PairedLossChecked data.
+nlohmann::json PairedLossData(const CampaignState& state, const std::string& candidate);
+
+// The values `if:` conditions may use (docs/campaign.md lists them).
+std::map<std::string, nlohmann::json> ConditionValues(const CampaignState& state);
+
+// The agent's read-only view of the campaign before proposal `index`.
+CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates);
+
+}  // namespace attune
+
+#endif  // ATTUNE_ENGINE_STEPS_STEPS_H_

@@ -1,0 +1,91 @@
+// The normalized workflow (the first event of a campaign) and its inverse.
+#include "attune/hash.h"
+#include "workflow/workflow.h"
+
+namespace attune {
+
+namespace {
+
+using Json = nlohmann::json;
+
+Json PluginRefToJson(const PluginRef& p) { return {{"name", p.name}, {"with", p.with}}; }
+
+PluginRef PluginRefFromJson(const Json& j) {
+  return PluginRef{j.at("name").get<std::string>(), j.value("with", Json::object())};
+}
+
+Json StepToJson(const StepDecl& s) {
+  return {{"id", s.id}, {"uses", s.uses}, {"with", s.with}, {"if", s.if_expr}};
+}
+
+StepDecl StepFromJson(const Json& j) {
+  return StepDecl{j.at("id").get<std::string>(), j.at("uses").get<std::string>(),
+                  j.value("with", Json::object()), j.value("if", std::string())};
+}
+
+}  // namespace
+
+Json WorkflowToJson(const Workflow& w) {
+  Json steps = Json::array();
+  for (const auto& s : w.steps) steps.push_back(StepToJson(s));
+  return {
+      {"attune", w.version},
+      {"name", w.name},
+      {"source_path", w.source_path},
+      {"stack", PluginRefToJson(w.stack)},
+      {"launcher", PluginRefToJson(w.launcher)},
+      {"agent", PluginRefToJson(w.agent)},
+      {"recipe_path", w.recipe_path},
+      {"recipe", RecipeToJson(w.recipe)},
+      {"seed", w.seed},
+      {"budget",
+       {{"gpu_hours", w.budget.gpu_hours},
+        {"max_candidates", w.budget.max_candidates},
+        {"job_time_limit_s", w.budget.job_time_limit_s}}},
+      {"measure", {{"noise_band", w.measure.noise_band}, {"repeats", w.measure.repeats}}},
+      {"gate",
+       {{"loss_rel_tolerance", w.gate.loss_rel_tolerance},
+        {"paired_losses", w.gate.paired_losses}}},
+      {"steps", steps},
+  };
+}
+
+Result<Workflow> WorkflowFromJson(const Json& j) {
+  Workflow w;
+  try {
+    w.version = j.at("attune").get<int>();
+    w.name = j.at("name").get<std::string>();
+    w.source_path = j.value("source_path", std::string());
+    w.stack = PluginRefFromJson(j.at("stack"));
+    w.launcher = PluginRefFromJson(j.at("launcher"));
+    w.agent = PluginRefFromJson(j.at("agent"));
+    w.recipe_path = j.value("recipe_path", std::string());
+    w.seed = j.at("seed").get<uint64_t>();
+    const Json& b = j.at("budget");
+    w.budget = BudgetSpec{b.at("gpu_hours").get<double>(), b.at("max_candidates").get<int>(),
+                          b.at("job_time_limit_s").get<double>()};
+    const Json& m = j.at("measure");
+    w.measure = MeasureSpec{m.at("noise_band").get<double>(), m.at("repeats").get<int>()};
+    const Json& g = j.at("gate");
+    w.gate = GateSpec{g.at("loss_rel_tolerance").get<double>(), g.at("paired_losses").get<int>()};
+    for (const auto& s : j.at("steps")) w.steps.push_back(StepFromJson(s));
+  } catch (const std::exception& e) {
+    // nlohmann reports a missing or mistyped member by throwing; name it for the user.
+    return Status::InvalidArgument(std::string("normalized workflow: ") + e.what());
+  }
+  auto recipe = RecipeFromJson(j.at("recipe"));
+  if (!recipe.ok()) return recipe.status().WithContext("normalized workflow: recipe");
+  w.recipe = std::move(recipe).value();
+  return w;
+}
+
+std::string WorkflowHash(const Workflow& w) {
+  // Paths say where the files were, not what the campaign does: moving a checkout must not
+  // change the hash.
+  Json j = WorkflowToJson(w);
+  j.erase("source_path");
+  j.erase("recipe_path");
+  return Sha256Hex(j.dump());
+}
+
+}  // namespace attune

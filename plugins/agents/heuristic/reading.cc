@@ -1,0 +1,147 @@
+// Copyright attune authors.
+#include "reading.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace attune::agents {
+namespace {
+
+std::string Format(const char* fmt, double a, double b = 0) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, fmt, a, b);
+  return buf;
+}
+
+int IntOr(const Recipe& r, const char* key, int fallback) {
+  std::optional<long long> v = ParseInt(GetValue(r, key));
+  return v && *v > 0 ? static_cast<int>(*v) : fallback;
+}
+
+void Merge(std::map<std::string, Diagnosis>* merged, const Diagnosis& d) {
+  if (d.severity <= 0) return;
+  auto it = merged->find(d.kind);
+  if (it == merged->end()) {
+    (*merged)[d.kind] = d;
+    return;
+  }
+  if (!d.evidence.empty() && it->second.evidence.find(d.evidence) == std::string::npos) {
+    it->second.evidence += it->second.evidence.empty() ? d.evidence : "; " + d.evidence;
+  }
+  it->second.severity = std::max(it->second.severity, d.severity);
+}
+
+void ReadMemory(const CampaignView& view, std::vector<Diagnosis>* out) {
+  if (!view.leader_measurement || !view.leader_measurement->peak_memory_gib) return;
+  double capacity = view.cluster.device_memory_gib;
+  if (capacity <= 0) return;
+  double peak = *view.leader_measurement->peak_memory_gib;
+  double used = peak / capacity;
+  std::string evidence = Format("peak %.1f of %.0f GiB", peak, capacity);
+  if (used <= 0.8) {
+    out->push_back({"memory_headroom", std::clamp((0.9 - used) / 0.6, 0.1, 1.0), evidence});
+  }
+  if (used >= 0.88) {
+    out->push_back({"memory_pressure", std::clamp((used - 0.8) / 0.2, 0.3, 1.0), evidence});
+  }
+}
+
+void ReadOom(const CampaignView& view, std::vector<Diagnosis>* out) {
+  for (const CandidateRecord& r : view.history) {
+    if (r.base_id != view.leader_id || !r.failure) continue;
+    if (r.failure->kind != FailureKind::kOom && r.failure->kind != FailureKind::kHostOom) continue;
+    out->push_back({"oom", 0.8, r.candidate_id + " (" + DescribeChanges(r.changes) +
+                                    ") ran out of memory"});
+  }
+}
+
+void ReadShapeDiagnoses(const CampaignView& view, std::vector<Diagnosis>* out) {
+  RecipeShape s = ReadShape(view.leader);
+  double bubble = s.Bubble();
+  if (bubble > 0.02) {
+    out->push_back({"pipeline_bubble", std::min(1.0, 2 * bubble / (1 + bubble)),
+                    Format("PP bubble (PP-1)/(M*VPP) = %.2f", bubble)});
+  }
+  int per_node = std::max(1, view.leader.topology.gpus_per_node);
+  if (s.tp > per_node) {
+    out->push_back({"communication", 0.7, Format("TP %.0f spans nodes of %.0f GPUs", s.tp,
+                                                 per_node)});
+  }
+  if (s.dp > 1 && !GetValue(view.leader, "--overlap-grad-reduce")) {
+    double sev = view.leader.topology.nodes > 1 ? 0.5 : 0.3;
+    out->push_back({"communication", sev, "data-parallel gradient reduce is not overlapped"});
+  }
+  std::optional<int> m = s.MicroBatches();
+  if (m && *m >= 16 && s.mbs == 1) {
+    out->push_back({"launch_overhead", 0.3,
+                    Format("%.0f micro-batches of size 1 per iteration", *m)});
+  }
+}
+
+}  // namespace
+
+std::optional<long long> ParseInt(const std::optional<std::string>& text) {
+  if (!text || text->empty()) return std::nullopt;
+  long long v = 0;
+  for (char c : *text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+    if (v > (1LL << 40)) return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<int> RecipeShape::MicroBatches() const {
+  if (!gbs || mbs <= 0 || dp <= 0) return std::nullopt;
+  int m = *gbs / (mbs * dp);
+  return m > 0 ? std::optional<int>(m) : std::nullopt;
+}
+
+double RecipeShape::Bubble() const {
+  std::optional<int> m = MicroBatches();
+  if (pp <= 1 || !m) return 0;
+  return static_cast<double>(pp - 1) / (static_cast<double>(*m) * std::max(1, vpp));
+}
+
+RecipeShape ReadShape(const Recipe& r) {
+  RecipeShape s;
+  s.world = std::max(1, r.topology.WorldSize());
+  s.tp = IntOr(r, "--tensor-model-parallel-size", 1);
+  s.pp = IntOr(r, "--pipeline-model-parallel-size", 1);
+  s.cp = IntOr(r, "--context-parallel-size", 1);
+  s.vpp = IntOr(r, "--num-virtual-stages-per-pipeline-rank", 1);
+  s.mbs = IntOr(r, "--micro-batch-size", 1);
+  s.dp = std::max(1, s.world / std::max(1, s.tp * s.pp * s.cp));
+  std::optional<long long> gbs = ParseInt(GetValue(r, "--global-batch-size"));
+  if (gbs && *gbs > 0) s.gbs = static_cast<int>(*gbs);
+  return s;
+}
+
+double SeverityOf(const std::vector<Diagnosis>& diagnoses, const std::string& kind) {
+  for (const Diagnosis& d : diagnoses) {
+    if (d.kind == kind) return d.severity;
+  }
+  return 0;
+}
+
+std::vector<Diagnosis> ReadDiagnoses(const CampaignView& view) {
+  std::vector<Diagnosis> own;
+  ReadMemory(view, &own);
+  ReadOom(view, &own);
+  ReadShapeDiagnoses(view, &own);
+  std::map<std::string, Diagnosis> merged;
+  for (const Diagnosis& d : view.diagnosis) Merge(&merged, d);
+  for (const Diagnosis& d : own) Merge(&merged, d);
+  bool limited = false;
+  for (const auto& [kind, d] : merged) limited = limited || d.severity >= 0.3;
+  if (!limited) merged["compute_bound"] = {"compute_bound", 0.3, "no other limit stands out"};
+  std::vector<Diagnosis> out;
+  for (auto& [kind, d] : merged) out.push_back(d);
+  std::stable_sort(out.begin(), out.end(), [](const Diagnosis& a, const Diagnosis& b) {
+    return a.severity > b.severity;
+  });
+  return out;
+}
+
+}  // namespace attune::agents

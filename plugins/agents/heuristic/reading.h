@@ -1,0 +1,52 @@
+// Copyright attune authors.
+//
+// The heuristic's own reading of the leader: the stack's diagnoses (CampaignView::diagnosis)
+// merged with what the agent reads itself from the measurement, the recipe and the history.
+//
+// Own readings (kinds as in attune/metrics.h):
+//   memory_headroom / memory_pressure  peak memory vs ClusterInfo::device_memory_gib
+//   oom                                a candidate built on the current leader failed out of memory
+//   pipeline_bubble                    (PP-1)/(M·VPP) from the Megatron parallel sizes
+//   communication                      TP spanning nodes; data-parallel reduce without overlap
+//   launch_overhead                    many micro-batches of size 1
+//   compute_bound                      nothing else limits much
+// Merge rule: one Diagnosis per kind, the higher severity wins, evidence strings are joined.
+// Recipe readings use Megatron flag names; for other stacks they are simply absent.
+#ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_READING_H_
+#define ATTUNE_PLUGINS_AGENTS_HEURISTIC_READING_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attune/agent.h"
+
+namespace attune::agents {
+
+// Parallel shape of a recipe, from Megatron flags (defaults when absent).
+struct RecipeShape {
+  int world = 1;
+  int tp = 1, pp = 1, cp = 1, vpp = 1;
+  int dp = 1;
+  int mbs = 1;
+  std::optional<int> gbs;
+  // Micro-batches per iteration per pipeline (GBS / (MBS·DP)); std::nullopt without GBS.
+  std::optional<int> MicroBatches() const;
+  // Pipeline idle fraction (PP-1)/(M·VPP); 0 without PP>1 or without M.
+  double Bubble() const;
+};
+
+RecipeShape ReadShape(const Recipe& recipe);
+
+// Parses a whole-string integer; std::nullopt otherwise.
+std::optional<long long> ParseInt(const std::optional<std::string>& text);
+
+// The merged diagnoses of the leader, sorted by decreasing severity (ties by kind).
+std::vector<Diagnosis> ReadDiagnoses(const CampaignView& view);
+
+// The severity of `kind` in `diagnoses` (0 when absent).
+double SeverityOf(const std::vector<Diagnosis>& diagnoses, const std::string& kind);
+
+}  // namespace attune::agents
+
+#endif  // ATTUNE_PLUGINS_AGENTS_HEURISTIC_READING_H_

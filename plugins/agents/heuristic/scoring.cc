@@ -1,0 +1,198 @@
+// Copyright attune authors.
+#include "scoring.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "reading.h"
+
+namespace attune::agents {
+namespace {
+
+std::optional<double> Number(const std::optional<std::string>& text) {
+  if (!text || text->empty()) return std::nullopt;
+  const char* begin = text->c_str();
+  char* end = nullptr;
+  double v = std::strtod(begin, &end);
+  if (end != begin + text->size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+const Change& MainChange(const std::vector<Change>& changes, const Lever* lever) {
+  if (lever != nullptr) {
+    for (const Change& c : changes) {
+      if (std::find(lever->keys.begin(), lever->keys.end(), c.key) != lever->keys.end()) return c;
+    }
+  }
+  return changes.front();
+}
+
+void AddUnique(std::vector<std::string>* list, const std::string& s) {
+  if (std::find(list->begin(), list->end(), s) == list->end()) list->push_back(s);
+}
+
+double SpeedPrior(const ScoringContext& ctx, const Lever& lever, int direction) {
+  double prior = lever.expected_speed;
+  if (direction < 0) return -prior;
+  auto lesson = ctx.lessons.find(lever.id);
+  if (lesson == ctx.lessons.end()) return prior;
+  int n = std::min(lesson->second.count, 3);  // because a few lessons should not drown the catalog
+  return (prior + lesson->second.effect * n) / (1 + n);
+}
+
+std::vector<std::string> Addresses(const Lever& lever, int direction, double speed,
+                                   double memory) {
+  std::vector<std::string> out;
+  if (direction > 0) out = lever.addresses;
+  if (memory > 0.05 && speed > 0) AddUnique(&out, "memory_headroom");
+  if (memory < -0.05) {
+    AddUnique(&out, "memory_pressure");
+    AddUnique(&out, "oom");
+  }
+  return out;
+}
+
+double HistoryFactor(const ScoringContext& ctx, const Lever& lever, int direction) {
+  double factor = 1;
+  for (const CandidateRecord& r : ctx.view->history) {
+    if (r.lever_id != lever.id || r.changes.empty()) continue;
+    if (ShapeOf(r.changes, &lever).direction != direction) continue;
+    bool current = r.base_id == ctx.view->leader_id;
+    if (r.outcome == "slower") factor *= current ? 0.35 : 0.7;
+    if (r.outcome == "within_noise") factor *= current ? 0.5 : 0.85;
+    if (r.outcome == "new_leader") factor *= 1.1;
+  }
+  return std::min(factor, 1.3);
+}
+
+// Expert corrections the catalog priors cannot express: a larger micro-batch under PP grows the
+// bubble; TP across nodes pays inter-node all-reduces on every layer.
+double ShapeCorrection(const ScoringContext& ctx, const Move& move) {
+  const Recipe& leader = ctx.view->leader;
+  RecipeShape before = ReadShape(leader);
+  double correction = 0;
+  for (const Change& c : move.changes) {
+    if (c.key == "--micro-batch-size" && before.pp > 1) {
+      std::optional<Recipe> after_recipe = Apply(leader, {c});
+      if (!after_recipe) continue;
+      double after = ReadShape(*after_recipe).Bubble();
+      correction -= (1 + after) / (1 + before.Bubble()) - 1;
+    }
+    if (c.key == "--tensor-model-parallel-size") {
+      std::optional<double> to = Number(c.to);
+      if (to && *to > std::max(1, leader.topology.gpus_per_node)) correction -= 0.3;
+    }
+  }
+  return correction;
+}
+
+void CheckMemory(const ScoringContext& ctx, MoveEstimate* e) {
+  const CampaignView& v = *ctx.view;
+  for (const Change& c : e->move->changes) {
+    auto floor = ctx.oom_at.find(c.key);
+    std::optional<double> to = Number(c.to);
+    std::optional<double> from = Number(c.from);
+    if (floor != ctx.oom_at.end() && to && from && *to > *from && *to >= floor->second) {
+      e->feasible = false;
+      e->note = c.key + " = " + *c.to + " is at or above a value that ran out of memory";
+      return;
+    }
+  }
+  if (!v.leader_measurement || !v.leader_measurement->peak_memory_gib) {
+    if (e->memory > 0.05) e->risk = 0.85;
+    return;
+  }
+  double peak = *v.leader_measurement->peak_memory_gib;
+  e->predicted_peak_gib = peak * (1 + e->memory);
+  double capacity = v.cluster.device_memory_gib;
+  if (capacity > 0 && *e->predicted_peak_gib > kMemoryLimit * capacity) {
+    e->feasible = false;
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "predicted peak %.1f GiB exceeds %.0f%% of %.0f GiB",
+                  *e->predicted_peak_gib, kMemoryLimit * 100, capacity);
+    e->note = buf;
+  }
+}
+
+}  // namespace
+
+MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever) {
+  MoveShape shape;
+  if (changes.empty()) return shape;
+  const Change& c = MainChange(changes, lever);
+  if (!c.from && c.to) return shape;
+  if (c.from && !c.to) {
+    shape.direction = -1;
+    return shape;
+  }
+  std::optional<double> from = Number(c.from), to = Number(c.to);
+  if (from && to) {
+    if (*from <= 0 || *to <= 0) {
+      shape.direction = *to >= *from ? 1 : -1;
+      return shape;
+    }
+    shape.direction = *to >= *from ? 1 : -1;
+    shape.steps = std::max(1.0, std::fabs(std::log2(*to / *from)));
+    return shape;
+  }
+  shape.strength = 0.7;
+  return shape;
+}
+
+ScoringContext MakeScoringContext(const CampaignView& view) {
+  ScoringContext ctx;
+  ctx.view = &view;
+  for (const Lever& l : view.levers) ctx.levers[l.id] = &l;
+  ctx.diagnoses = ReadDiagnoses(view);
+  ctx.lessons = ParseLessons(view.lessons);
+  ctx.tried = CollectTried(view);
+  for (const CandidateRecord& r : view.history) {
+    if (!r.failure || r.failure->kind != FailureKind::kOom) continue;
+    for (const Change& c : r.changes) {
+      std::optional<double> from = Number(c.from), to = Number(c.to);
+      if (!from || !to || *to <= *from) continue;
+      auto it = ctx.oom_at.find(c.key);
+      if (it == ctx.oom_at.end() || *to < it->second) ctx.oom_at[c.key] = *to;
+    }
+  }
+  return ctx;
+}
+
+MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order) {
+  MoveEstimate e;
+  e.move = &move;
+  e.order = order;
+  auto it = ctx.levers.find(move.lever_id);
+  if (it == ctx.levers.end() || move.changes.empty()) {
+    e.feasible = false;
+    e.note = "lever '" + move.lever_id + "' is not in the catalog";
+    return e;
+  }
+  const Lever& lever = *it->second;
+  MoveShape shape = ShapeOf(move.changes, &lever);
+  e.direction = shape.direction;
+  e.steps = shape.steps;
+  double base_speed = SpeedPrior(ctx, lever, shape.direction) * shape.strength;
+  e.speed = base_speed > 0 ? base_speed * (1 + 0.35 * (shape.steps - 1)) : base_speed * shape.steps;
+  e.speed += ShapeCorrection(ctx, move);
+  double base_memory = lever.expected_memory * shape.direction * shape.strength;
+  e.memory = std::pow(std::max(0.05, 1 + base_memory), shape.steps) - 1;
+  e.addresses = Addresses(lever, shape.direction, e.speed, e.memory);
+  double best = 0;
+  for (const std::string& kind : e.addresses) {
+    double s = SeverityOf(ctx.diagnoses, kind);
+    if (s > best) {
+      best = s;
+      e.matched = kind;
+    }
+  }
+  e.relevance = std::min(1.5, 0.5 + best);
+  e.history = HistoryFactor(ctx, lever, shape.direction);
+  CheckMemory(ctx, &e);
+  e.gain = e.speed * e.relevance * e.history * e.risk;
+  return e;
+}
+
+}  // namespace attune::agents

@@ -1,0 +1,82 @@
+// Copyright attune authors.
+//
+// How the heuristic values one legal move. Every number is a relative change (+0.08 = 8%).
+//
+// Direction. A lever's catalog priors (expected_speed, expected_memory, addresses) describe its
+// FORWARD use: switching it on, or increasing a numeric value. A move that switches a lever off
+// or decreases its value is REVERSE: its speed and memory priors are negated and it addresses the
+// memory diagnosis its memory sign implies (using memory: memory_headroom; saving: memory_pressure
+// and oom). A categorical move (one string value to another) counts as forward at 0.7 strength.
+//
+// Size. A numeric move of `steps` = |log2(to/from)| doublings gains with diminishing returns,
+// speed × (1 + 0.35·(steps−1)), and its memory change compounds: (1+memory)^steps − 1.
+//
+// Expected gain = speed × relevance × history × risk, where
+//   relevance  0.5 + the highest severity among the diagnoses the move addresses (max 1.5);
+//   history    ×0.35 per slower / ×0.5 per within-noise result of the same lever and direction
+//              from the current leader (×0.7 / ×0.85 from an older leader), ×1.1 after a new
+//              leader made by the same lever and direction (momentum);
+//   risk       ×0.85 for a memory-hungry move when peak memory is unknown.
+// Lessons of past campaigns replace the speed prior of a forward move by the mean of the prior and
+// the observed effects (the prior counts as one observation).
+// A move is infeasible (never proposed) when its predicted peak exceeds kMemoryLimit of device
+// memory, or it moves a numeric key forward to a value at or above one that already ran out of
+// memory, or with PP>1 when a larger micro-batch would grow the pipeline bubble more than it gains.
+#ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_
+#define ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attune/agent.h"
+#include "history.h"
+#include "lessons.h"
+
+namespace attune::agents {
+
+inline constexpr double kMemoryLimit = 0.92;  // of device memory, for a predicted peak
+
+struct ScoringContext {
+  const CampaignView* view = nullptr;
+  std::map<std::string, const Lever*> levers;        // by id
+  std::vector<Diagnosis> diagnoses;                  // ReadDiagnoses(view)
+  std::map<std::string, LessonPrior> lessons;        // ParseLessons(view.lessons)
+  TriedSet tried;                                    // CollectTried(view)
+  std::map<std::string, double> oom_at;              // numeric key -> lowest value that OOMed
+};
+
+ScoringContext MakeScoringContext(const CampaignView& view);
+
+struct MoveEstimate {
+  const Move* move = nullptr;
+  int order = 0;           // index in legal_moves (ties go to the earlier move)
+  int direction = 1;       // +1 forward, -1 reverse
+  double steps = 1;
+  double speed = 0;        // expected relative speed change
+  double memory = 0;       // expected relative memory change
+  std::vector<std::string> addresses;
+  std::string matched;     // the diagnosis kind that gave the relevance ("" when none)
+  double relevance = 0.5;
+  double history = 1;
+  double risk = 1;
+  double gain = 0;
+  std::optional<double> predicted_peak_gib;
+  bool feasible = true;
+  std::string note;        // why infeasible, or what the history did
+};
+
+MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order);
+
+// The direction and size of a move's main change (the first change on one of the lever's keys).
+struct MoveShape {
+  int direction = 1;
+  double steps = 1;
+  double strength = 1;     // 0.7 for categorical moves
+};
+MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever);
+
+}  // namespace attune::agents
+
+#endif  // ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_

@@ -1,0 +1,172 @@
+#include "hardware.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <set>
+
+namespace attune::sim {
+namespace {
+
+// Share of a link's bandwidth that NCCL collectives reach as bus bandwidth (nccl-tests reach
+// ~230 of 300 GB/s per direction on A100 NVLink and ~23 of 25 GB/s on HDR InfiniBand).
+constexpr double kNcclBusEfficiency = 0.8;
+
+// Vendor figures. Memory is what the driver reports (nvidia-smi total), in GiB.
+const std::array<GpuSpec, 5>& GpuTable() {
+  static const std::array<GpuSpec, 5> table = {{
+      {"A100", 312, 0, 80.0, 2.0, 600, 8, 8, 0, 200},
+      {"H100", 989, 1979, 79.6, 3.35, 900, 8, 9, 0, 400},
+      {"H200", 989, 1979, 140.4, 4.8, 900, 8, 9, 0, 400},
+      {"B200", 2250, 4500, 179.1, 8.0, 1800, 8, 10, 0, 400},
+      {"GB200", 2450, 4900, 184.0, 8.0, 1800, 72, 10, 0, 400},
+  }};
+  return table;
+}
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+const std::set<std::string>& KnownKeys() {
+  static const std::set<std::string> keys = {
+      "gpu",      "nodes",    "gpus_per_node", "inter_node_gbit_s", "inter_node_latency_us",
+      "startup_s", "queue_s", "noise_cv",      "seed",              "failures",
+      "memory_gib", "peak_tflops", "state_dir"};
+  return keys;
+}
+
+std::string JoinKeys(const std::set<std::string>& keys) {
+  std::string out;
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+Result<double> NumberField(const nlohmann::json& with, const char* key, double fallback,
+                           double min_value) {
+  if (!with.contains(key)) return fallback;
+  const auto& v = with.at(key);
+  if (!v.is_number()) {
+    return Status::InvalidArgument(std::string("sim launcher: with.") + key +
+                                   ": expected a number, found " + v.dump());
+  }
+  double d = v.get<double>();
+  if (d < min_value) {
+    return Status::InvalidArgument(std::string("sim launcher: with.") + key + ": expected >= " +
+                                   std::to_string(min_value) + ", found " + v.dump());
+  }
+  return d;
+}
+
+Result<FailureRates> ParseFailures(const nlohmann::json& with) {
+  FailureRates rates;
+  if (!with.contains("failures")) return rates;
+  const auto& f = with.at("failures");
+  if (!f.is_object()) {
+    return Status::InvalidArgument("sim launcher: with.failures: expected a map such as "
+                                   "{nccl_timeout: 0.05, hang: 0.02, node_failure: 0.01}");
+  }
+  for (const auto& [key, value] : f.items()) {
+    if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 1) {
+      return Status::InvalidArgument("sim launcher: with.failures." + key +
+                                     ": expected a probability in [0, 1], found " + value.dump());
+    }
+    double p = value.get<double>();
+    if (key == "nccl_timeout") rates.nccl_timeout = p;
+    else if (key == "hang") rates.hang = p;
+    else if (key == "node_failure") rates.node_failure = p;
+    else
+      return Status::InvalidArgument("sim launcher: with.failures." + key +
+                                     ": unknown failure (known: nccl_timeout, hang, node_failure)");
+  }
+  if (rates.nccl_timeout + rates.hang + rates.node_failure > 1.0) {
+    return Status::InvalidArgument("sim launcher: with.failures: probabilities sum to more than 1");
+  }
+  return rates;
+}
+
+}  // namespace
+
+std::optional<GpuSpec> FindGpu(const std::string& name) {
+  std::string upper = Upper(name);
+  // Longest names first, so "GB200" is not read as "B200".
+  for (const char* key : {"GB200", "B200", "H200", "H100", "A100"}) {
+    if (upper.find(key) == std::string::npos) continue;
+    for (const auto& gpu : GpuTable()) {
+      if (gpu.name == key) return gpu;
+    }
+  }
+  return std::nullopt;
+}
+
+int ClusterSpec::NvlinkDomain() const { return std::max(gpu.nvlink_domain, gpus_per_node); }
+
+double ClusterSpec::NvlinkBusBytesPerS() const {
+  return gpu.nvlink_gb_s / 2.0 * 1e9 * kNcclBusEfficiency;
+}
+
+double ClusterSpec::InterNodeBusBytesPerS() const {
+  return inter_node_gbit_s / 8.0 * 1e9 * kNcclBusEfficiency;
+}
+
+Result<ClusterSpec> ParseClusterConfig(const nlohmann::json& with, uint64_t campaign_seed) {
+  if (!with.is_object()) {
+    return Status::InvalidArgument("sim launcher: `with:` must be a map, found " + with.dump());
+  }
+  for (const auto& [key, value] : with.items()) {
+    if (!KnownKeys().count(key)) {
+      return Status::InvalidArgument("sim launcher: with." + key + ": unknown key (known: " +
+                                     JoinKeys(KnownKeys()) + ")");
+    }
+  }
+  ClusterSpec c;
+  std::string gpu_name = with.value("gpu", std::string("H100"));
+  auto gpu = FindGpu(gpu_name);
+  if (!gpu) {
+    return Status::InvalidArgument("sim launcher: with.gpu: unknown GPU '" + gpu_name +
+                                   "' (known: A100, H100, H200, B200, GB200)");
+  }
+  c.gpu = *gpu;
+  ATTUNE_ASSIGN_OR_RETURN(double nodes, NumberField(with, "nodes", 1, 1));
+  ATTUNE_ASSIGN_OR_RETURN(double per_node, NumberField(with, "gpus_per_node", 8, 1));
+  c.nodes = static_cast<int>(nodes);
+  c.gpus_per_node = static_cast<int>(per_node);
+  ATTUNE_ASSIGN_OR_RETURN(c.inter_node_gbit_s,
+                          NumberField(with, "inter_node_gbit_s", c.gpu.inter_node_gbit_s, 1));
+  ATTUNE_ASSIGN_OR_RETURN(c.inter_node_latency_us,
+                          NumberField(with, "inter_node_latency_us", 5, 0));
+  ATTUNE_ASSIGN_OR_RETURN(c.startup_s, NumberField(with, "startup_s", 90, 0));
+  ATTUNE_ASSIGN_OR_RETURN(c.queue_s, NumberField(with, "queue_s", 0, 0));
+  ATTUNE_ASSIGN_OR_RETURN(c.noise_cv, NumberField(with, "noise_cv", 0.01, 0));
+  ATTUNE_ASSIGN_OR_RETURN(c.gpu.memory_gib, NumberField(with, "memory_gib", c.gpu.memory_gib, 1));
+  ATTUNE_ASSIGN_OR_RETURN(c.gpu.peak_bf16_tflops,
+                          NumberField(with, "peak_tflops", c.gpu.peak_bf16_tflops, 1));
+  ATTUNE_ASSIGN_OR_RETURN(double seed, NumberField(with, "seed", 0, 0));
+  c.seed = seed > 0 ? static_cast<uint64_t>(seed) : campaign_seed;
+  ATTUNE_ASSIGN_OR_RETURN(c.failures, ParseFailures(with));
+  return c;
+}
+
+ClusterInfo ToClusterInfo(const ClusterSpec& cluster) {
+  ClusterInfo info;
+  info.device_type = cluster.gpu.name;
+  info.device_memory_gib = cluster.gpu.memory_gib;
+  info.peak_tflops = cluster.gpu.peak_bf16_tflops;
+  info.devices_per_node = cluster.gpus_per_node;
+  info.max_nodes = cluster.nodes;
+  info.compute_capability_major = cluster.gpu.compute_capability_major;
+  info.virtual_time = true;
+  return info;
+}
+
+ClusterSpec DefaultCluster(const GpuSpec& gpu, int world_size) {
+  ClusterSpec c;
+  c.gpu = gpu;
+  c.gpus_per_node = std::min(world_size, 8);
+  c.nodes = std::max(1, world_size / c.gpus_per_node);
+  c.inter_node_gbit_s = gpu.inter_node_gbit_s;
+  return c;
+}
+
+}  // namespace attune::sim

@@ -1,0 +1,170 @@
+#include "memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "perf_model.h"
+
+namespace attune::sim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// CUDA context, NCCL communicators and buffers, cuBLAS/TE workspaces (outside the allocator's
+// accounting; ~1 GiB is what nvidia-smi shows above max reserved on an idle Megatron rank).
+constexpr double kNonPytorchB = 1.2 * kGiB;
+constexpr double kWorkspaceB = 0.5 * kGiB;
+
+struct Dims {
+  double sb, h, nd, gd, f, t, sp;
+};
+
+Dims MakeDims(const TrainingSetup& s) {
+  const ModelShape& m = s.model;
+  Dims d;
+  d.sb = static_cast<double>(s.par.micro_batch) * static_cast<double>(m.seq_length) / s.par.cp;
+  d.h = static_cast<double>(m.hidden);
+  d.nd = static_cast<double>(m.heads * m.kv_channels);
+  d.t = s.par.tp;
+  d.gd = std::max(static_cast<double>(m.query_groups * m.kv_channels) / d.t,
+                  static_cast<double>(m.kv_channels));
+  d.f = static_cast<double>(m.ffn_hidden);
+  d.sp = s.feat.sequence_parallel ? d.t : 1.0;
+  return d;
+}
+
+// Attention block and the norms (Korthikanti §4.1): LN inputs 4sbh, QKV input 2sbh, Q 2sb·nd,
+// K and V 4sb·gd, projection input 2sb·nd, dropout mask sbh, plus the score matrices of
+// unfused attention (5·a·s²·b: softmax output, dropout mask and output).
+double AttentionBytes(const TrainingSetup& s, const Dims& d, bool keep_scores) {
+  double bytes = d.sb * (4 * d.h + 2 * d.h + d.h) / d.sp + d.sb * (2 * d.nd + 2 * d.nd) / d.t +
+                 4 * d.sb * d.gd;
+  if (!s.feat.flash_attention && keep_scores) {
+    double heads = std::max(1.0, static_cast<double>(s.model.heads) / d.t);
+    double per_score = s.feat.attention_dropout ? 5.0 : 2.0;
+    bytes += per_score * heads * d.sb * static_cast<double>(s.model.seq_length);
+  }
+  return bytes;
+}
+
+// MLP: fc1 input 2sbh, fc1 output 2sb·F (twice with SwiGLU), activation output 2sb·F, mask sbh.
+double DenseMlpBytes(const TrainingSetup& s, const Dims& d, double width) {
+  double e = s.model.swiglu ? 2.0 : 1.0;
+  return d.sb * (2 * d.h + d.h) / d.sp + d.sb * (2 * width * e + 2 * width) / d.t;
+}
+
+double MoeMlpBytes(const TrainingSetup& s, const Dims& d) {
+  const ModelShape& m = s.model;
+  const Parallelism& p = s.par;
+  double rows = d.sb * static_cast<double>(m.topk) * p.etp / d.t;
+  double fe = static_cast<double>(m.moe_ffn_hidden) / p.etp;
+  double e = m.swiglu ? 2.0 : 1.0;
+  double experts = rows * (2 * d.h + 2 * fe * e + 2 * fe + 2 * d.h);  // in, fc1, act, unpermuted
+  double router = d.sb * static_cast<double>(m.experts) * 4.0 / d.sp;
+  double shared = m.shared_expert_hidden > 0
+                      ? DenseMlpBytes(s, d, static_cast<double>(m.shared_expert_hidden)) - 3 * d.sb * d.h / d.sp
+                      : 0.0;
+  return d.sb * 3 * d.h / d.sp + experts + router + shared;
+}
+
+double LayerBytes(const TrainingSetup& s, bool moe, bool keep_scores) {
+  Dims d = MakeDims(s);
+  double mlp = moe ? MoeMlpBytes(s, d) : DenseMlpBytes(s, d, d.f);
+  return AttentionBytes(s, d, keep_scores) + mlp;
+}
+
+// Activation bytes of one micro-batch over the layers of one stage, after recomputation.
+double StageMicroBatchBytes(const TrainingSetup& s, double* one_group_bytes) {
+  const Parallelism& p = s.par;
+  Dims d = MakeDims(s);
+  double layers = static_cast<double>(s.model.layers) / p.pp;
+  double moe_share = s.model.layers > 0 ? static_cast<double>(s.model.MoeLayers()) / s.model.layers : 0;
+  bool keep_scores = s.feat.recompute != Recompute::kSelective;
+  double full = (1 - moe_share) * LayerBytes(s, false, keep_scores) + moe_share * LayerBytes(s, true, keep_scores);
+  double input = 2 * d.sb * d.h / d.sp;  // a checkpointed layer keeps only its input
+  *one_group_bytes = full;
+  if (s.feat.recompute != Recompute::kFull) return layers * full;
+  double r = std::max(1, s.feat.recompute_layers);
+  if (s.feat.recompute_method == RecomputeMethod::kUniform) {
+    *one_group_bytes = r * full;  // one group is rebuilt at a time during backward
+    return std::ceil(layers / r) * input;
+  }
+  double recomputed = std::min(layers, r * p.vpp);
+  return recomputed * input + (layers - recomputed) * full;
+}
+
+double InFlightMicroBatches(const TrainingSetup& s, int stage) {
+  const Parallelism& p = s.par;
+  if (p.pp == 1) return 1;
+  double m = static_cast<double>(p.MicroBatches());
+  if (p.vpp > 1) {
+    // Megatron's theoretical_memory_usage: interleaving keeps (1 + (PP−1)/(PP·VPP)) · PP
+    // micro-batch equivalents on the first stage; later stages hold fewer.
+    double first = p.pp * (1.0 + (p.pp - 1.0) / (p.pp * p.vpp));
+    return std::min(m * 1.0, first - stage * (first - 1) / (p.pp - 1));
+  }
+  return std::min(m, static_cast<double>(p.pp - stage));
+}
+
+double BytesPerParam(const TrainingSetup& s, double shards) {
+  double grad = s.feat.grad_reduce_in_bf16 ? 2.0 : 4.0;
+  double optimizer = s.feat.distributed_optimizer ? 12.0 / shards : 12.0;
+  double fp8 = s.feat.fp8 ? 1.0 : 0.0;  // TE's cached FP8 copy of the weights
+  return 2.0 + grad + optimizer + fp8;
+}
+
+}  // namespace
+
+double MemoryEstimate::PeakGib() const { return (worst.max_reserved_b + worst.non_pytorch_b) / kGiB; }
+
+double LayerActivationBytes(const TrainingSetup& setup, bool moe) { return LayerBytes(setup, moe, true); }
+
+StageMemory EstimateStageMemory(const TrainingSetup& s, const ClusterSpec& cluster, int stage) {
+  const Parallelism& p = s.par;
+  const ModelShape& m = s.model;
+  ParamCounts pc = CountParams(s);
+  StageMemory out;
+  out.stage = stage;
+  bool first = stage == 0, last = stage == p.pp - 1;
+  double dense = first ? pc.first_stage_per_gpu : last ? pc.last_stage_per_gpu
+                                                      : pc.first_stage_per_gpu - static_cast<double>(m.vocab) * m.hidden / p.tp;
+  out.params = dense + pc.expert_per_gpu;
+  double dp_dense = static_cast<double>(p.dp) * p.cp;
+  double dp_expert = std::max(1.0, static_cast<double>(p.world) / (p.etp * p.ep * p.pp));
+  out.weight_optimizer_b = dense * BytesPerParam(s, dp_dense) + pc.expert_per_gpu * BytesPerParam(s, dp_expert);
+
+  double group = 0;
+  double per_mb = StageMicroBatchBytes(s, &group);
+  Dims d = MakeDims(s);
+  if (first) per_mb += 2 * d.sb * d.h / d.sp + d.sb * d.h / d.sp;  // embedding output + mask
+  out.activation_b = per_mb * InFlightMicroBatches(s, stage);
+  if (s.feat.cuda_graphs) out.activation_b *= 1.1;  // static input/output buffers of graphs
+
+  double logits = last ? 4.0 * d.sb * static_cast<double>(m.vocab) / d.t : 0.0;
+  double tp_buffers = s.feat.tp_comm_overlap ? 6.0 * d.sb * d.h * 2 : 0.0;
+  out.transient_b = group + 2 * logits + kWorkspaceB + tp_buffers;
+  double fc1 = 2.0 * d.sb * d.f * (m.swiglu ? 2.0 : 1.0) / d.t;
+  out.largest_allocation_b = std::max({fc1, 2 * logits, 2.0 * d.sb * d.h});
+  out.max_allocated_b = out.weight_optimizer_b + out.activation_b + out.transient_b;
+  // Parameters, gradients and optimizer state live in a few large contiguous buffers; the
+  // allocator fragments around the activations and temporaries.
+  out.max_reserved_b = out.weight_optimizer_b + (out.activation_b + out.transient_b) * (1 + kFragmentation);
+  out.non_pytorch_b = kNonPytorchB;
+  (void)cluster;
+  return out;
+}
+
+MemoryEstimate EstimateMemory(const TrainingSetup& setup, const ClusterSpec& cluster) {
+  MemoryEstimate est;
+  est.capacity_b = cluster.gpu.memory_gib * kGiB;
+  int stages[2] = {0, setup.par.pp - 1};
+  for (int stage : stages) {
+    StageMemory m = EstimateStageMemory(setup, cluster, stage);
+    if (m.max_reserved_b + m.non_pytorch_b > est.worst.max_reserved_b + est.worst.non_pytorch_b) {
+      est.worst = m;
+    }
+  }
+  est.fits = est.worst.max_reserved_b + est.worst.non_pytorch_b <= est.capacity_b;
+  return est;
+}
+
+}  // namespace attune::sim

@@ -1,0 +1,61 @@
+// Copyright attune authors.
+//
+// The step-time model: how long one Megatron-LM iteration takes on the simulated cluster, and the
+// parameter and FLOP counts it rests on. docs/sim.md derives every term and names its source.
+// Pure functions of their arguments; microseconds per call.
+#ifndef ATTUNE_PLUGINS_LAUNCHERS_SIM_PERF_MODEL_H_
+#define ATTUNE_PLUGINS_LAUNCHERS_SIM_PERF_MODEL_H_
+
+#include "hardware.h"
+#include "setup.h"
+
+namespace attune::sim {
+
+// The few named factors of the model. Defaults are the fitted values documented in docs/sim.md;
+// tests and the accuracy bench may pass others.
+struct ModelFactors {
+  double gemm_half_dim = 48;          // a GEMM dimension of this size runs at half efficiency
+  double attention_fraction = 0.7;    // flash attention speed relative to a large GEMM
+  double elementwise_traffic = 1.0;   // scale on the counted bytes of non-GEMM kernels
+  double host_us_per_layer = 350;     // eager host time per layer per micro-batch (fwd+bwd)
+  double comm_overlap_hidden = 0.7;   // share of a collective hidden by an overlap feature
+  double fp8_gemm_fraction = 0.65;    // FP8 GEMM efficiency relative to BF16 (of a 2x peak)
+};
+
+// Parameters, in elements.
+struct ParamCounts {
+  double total = 0;              // the whole model
+  double dense_per_gpu = 0;      // non-expert parameters on the busiest GPU (first or last stage)
+  double expert_per_gpu = 0;     // expert parameters on one GPU
+  double first_stage_per_gpu = 0;
+  double last_stage_per_gpu = 0;
+};
+ParamCounts CountParams(const TrainingSetup& setup);
+
+// Megatron's model FLOPs for one iteration of `global_batch` sequences (reference §3.4: no
+// recompute, causal attention counted half). With `causal_half` false, core attention counts in
+// full (Megatron before 2025).
+double MegatronModelFlops(const ModelShape& model, int64_t global_batch, bool causal_half = true);
+
+// Narayanan et al. SC21 eq. (3): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), which counts the
+// recomputed forward pass (used for rows measured under that convention).
+double NarayananFlops(const ModelShape& model, int64_t global_batch);
+
+struct StepBreakdown {
+  double step_s = 0;
+  // Per-iteration seconds on the busiest pipeline stage.
+  double gemm_s = 0, attention_s = 0, elementwise_s = 0, host_exposed_s = 0, recompute_s = 0;
+  double tp_comm_s = 0, cp_comm_s = 0, ep_comm_s = 0, pp_p2p_s = 0, bubble_s = 0;
+  double dp_comm_s = 0, optimizer_s = 0;
+  double model_flops = 0;       // MegatronModelFlops per iteration
+  double tflops_per_gpu = 0;    // as Megatron logs it
+  double tokens_per_s_per_gpu = 0;
+};
+
+// Preconditions: CheckMegatronArguments accepted `setup` for `cluster`.
+StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluster,
+                           const ModelFactors& factors = {});
+
+}  // namespace attune::sim
+
+#endif  // ATTUNE_PLUGINS_LAUNCHERS_SIM_PERF_MODEL_H_

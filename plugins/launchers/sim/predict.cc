@@ -1,0 +1,285 @@
+#include "predict.h"
+
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "csv.h"
+#include "megatron_rules.h"
+#include "memory_model.h"
+
+namespace attune::sim {
+namespace {
+
+std::string Cell(const CalibrationRow& row, const std::string& key) {
+  auto it = row.find(key);
+  return it == row.end() ? "" : it->second;
+}
+
+bool StartsWith(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+int64_t IntCell(const CalibrationRow& row, const std::string& key, int64_t fallback) {
+  std::string v = Cell(row, key);
+  if (v.empty()) return fallback;
+  try {
+    return static_cast<int64_t>(std::llround(std::stod(v)));
+  } catch (...) {
+    return fallback;  // a non-numeric note in a numeric column: treat as not stated
+  }
+}
+
+void Add(Recipe* r, const std::string& flag, const std::string& value = "") {
+  Arg a{flag, {}};
+  if (!value.empty()) a.values.push_back(value);
+  r->args.push_back(a);
+}
+void Add(Recipe* r, const std::string& flag, int64_t value) { Add(r, flag, std::to_string(value)); }
+
+// Software of 2021–22 (Megatron before FlashAttention was integrated; Megatron-DeepSpeed)
+// computed the full score matrix with a fused softmax.
+bool PredatesFlashAttention(const std::string& source) {
+  for (const char* marker : {"SC21", "2205.05198", "MT-NLG", "BLOOM"}) {
+    if (Contains(source, marker)) return true;
+  }
+  return false;
+}
+
+Status AddShape(const CalibrationRow& row, Recipe* r, std::vector<std::string>* notes) {
+  int64_t layers = IntCell(row, "layers", 0), hidden = IntCell(row, "hidden", 0);
+  int64_t heads = IntCell(row, "heads", 0), seq = IntCell(row, "seq_len", 0);
+  if (layers <= 0 || hidden <= 0 || heads <= 0 || seq <= 0) {
+    return Status::InvalidArgument("not modelled: layers, hidden, heads or seq_len not stated");
+  }
+  Add(r, "--num-layers", layers);
+  Add(r, "--hidden-size", hidden);
+  Add(r, "--num-attention-heads", heads);
+  Add(r, "--seq-length", seq);
+  int64_t ffn = IntCell(row, "ffn_hidden", 0);
+  if (ffn <= 0) notes->push_back("ffn_hidden=4h");
+  if (ffn > 0 && ffn != 4 * hidden) Add(r, "--swiglu");  // non-4h widths here are Llama SwiGLU
+  Add(r, "--ffn-hidden-size", ffn > 0 ? ffn : 4 * hidden);
+  int64_t kv = IntCell(row, "kv_heads", heads);
+  if (kv != heads) {
+    Add(r, "--group-query-attention");
+    Add(r, "--num-query-groups", kv);
+  }
+  int64_t vocab = IntCell(row, "vocab", 0);
+  if (vocab <= 0) notes->push_back("vocab=51200 (GPT-2 BPE)");
+  Add(r, "--vocab-size", vocab > 0 ? vocab : 51200);
+  if (Contains(Lower(Cell(row, "model")), "llama")) Add(r, "--untie-embeddings-and-output-weights");
+  int64_t experts = IntCell(row, "moe_experts", 0);
+  if (experts > 0) {
+    Add(r, "--num-experts", experts);
+    Add(r, "--moe-router-topk", IntCell(row, "moe_topk", 2));
+    Add(r, "--moe-grouped-gemm");
+    Add(r, "--moe-token-dispatcher-type", "alltoall");
+  }
+  return Status::Ok();
+}
+
+Status AddParallelism(const CalibrationRow& row, Recipe* r, std::vector<std::string>* notes) {
+  if (Cell(row, "tp").empty() || Cell(row, "pp").empty()) {
+    return Status::InvalidArgument("not modelled: tp/pp not stated");
+  }
+  int64_t tp = IntCell(row, "tp", 1), pp = IntCell(row, "pp", 1);
+  Add(r, "--tensor-model-parallel-size", tp);
+  Add(r, "--pipeline-model-parallel-size", pp);
+  int64_t vpp = IntCell(row, "vpp", 1);
+  if (vpp > 1) Add(r, "--num-virtual-stages-per-pipeline-rank", vpp);
+  Add(r, "--context-parallel-size", IntCell(row, "cp", 1));
+  Add(r, "--expert-model-parallel-size", IntCell(row, "ep", 1));
+  if (Cell(row, "mbs").empty()) notes->push_back("micro_batch=1");
+  Add(r, "--micro-batch-size", IntCell(row, "mbs", 1));
+  if (Cell(row, "gbs").empty()) return Status::InvalidArgument("not modelled: gbs not stated");
+  Add(r, "--global-batch-size", IntCell(row, "gbs", 1));
+  int64_t layers = IntCell(row, "layers", 0);
+  if (pp > 1 && layers % pp != 0) {
+    notes->push_back("uneven pipeline split");
+    Add(r, "--decoder-first-pipeline-num-layers", layers - (pp - 1) * (layers / pp));
+  }
+  return Status::Ok();
+}
+
+void AddFeatures(const CalibrationRow& row, Recipe* r, std::vector<std::string>* notes) {
+  std::string precision = Lower(Cell(row, "precision"));
+  Add(r, "--bf16");
+  if (Contains(precision, "fp8")) Add(r, "--fp8-format", "hybrid");
+  std::string sp = Lower(Cell(row, "seq_parallel"));
+  if (StartsWith(sp, "yes") || (sp.empty() && IntCell(row, "tp", 1) > 1)) {
+    Add(r, "--sequence-parallel");
+    if (sp.empty()) notes->push_back("sequence_parallel");
+  }
+  std::string dist = Lower(Cell(row, "dist_optimizer"));
+  bool dist_opt = !StartsWith(dist, "no");
+  if (dist.empty()) notes->push_back("distributed_optimizer");
+  Add(r, "--overlap-grad-reduce");
+  if (dist_opt) {
+    Add(r, "--use-distributed-optimizer");
+    Add(r, "--overlap-param-gather");
+  }
+  if (Contains(Cell(row, "notes"), "tp-comm-overlap") && IntCell(row, "tp", 1) > 1) {
+    Add(r, "--tp-comm-overlap");
+  }
+  if (PredatesFlashAttention(Cell(row, "source"))) {
+    Add(r, "--attention-backend", "unfused");
+    notes->push_back("unfused attention (2021-22 software)");
+  }
+}
+
+void AddRecompute(Recipe* r, const std::string& choice) {
+  if (choice == "full") {
+    Add(r, "--recompute-granularity", "full");
+    Add(r, "--recompute-method", "uniform");
+    Add(r, "--recompute-num-layers", 1);
+  } else if (choice == "selective") {
+    Add(r, "--recompute-granularity", "selective");
+  }
+}
+
+ClusterSpec RowCluster(const CalibrationRow& row, const GpuSpec& gpu, int world) {
+  ClusterSpec c = DefaultCluster(gpu, world);
+  // Jean Zay's A100 nodes have 4 × 100 Gb/s Omni-Path for 8 GPUs.
+  if (Contains(Cell(row, "gpu"), "Omni-Path")) c.inter_node_gbit_s = 50;
+  return c;
+}
+
+}  // namespace
+
+Result<RowModel> ModelFromCalibrationRow(const CalibrationRow& row) {
+  if (Contains(Cell(row, "model"), "(MegaScale)")) {
+    return Status::InvalidArgument(
+        "not modelled: MegaScale's own system (parallel blocks, sliding-window attention, LAMB)");
+  }
+  auto gpu = FindGpu(Cell(row, "gpu"));
+  if (!gpu) return Status::InvalidArgument("not modelled: unknown GPU '" + Cell(row, "gpu") + "'");
+  int world = static_cast<int>(IntCell(row, "num_gpus", 0));
+  if (world <= 0) return Status::InvalidArgument("not modelled: num_gpus not stated");
+  RowModel out;
+  Recipe recipe;
+  recipe.stack = "megatron";
+  ATTUNE_RETURN_IF_ERROR(AddShape(row, &recipe, &out.assumptions));
+  ATTUNE_RETURN_IF_ERROR(AddParallelism(row, &recipe, &out.assumptions));
+  AddFeatures(row, &recipe, &out.assumptions);
+  recipe.env.push_back({"CUDA_DEVICE_MAX_CONNECTIONS", "1"});
+  out.cluster = RowCluster(row, *gpu, world);
+  std::string rc = Lower(Cell(row, "recompute"));
+  std::vector<std::string> choices;
+  if (StartsWith(rc, "full")) choices = {"full"};
+  else if (StartsWith(rc, "selective")) choices = {"selective"};
+  else if (StartsWith(rc, "none")) choices = {"none"};
+  else choices = {"none", "selective", "full"};  // not stated: the lightest that fits
+  for (size_t i = 0; i < choices.size(); ++i) {
+    Recipe attempt = recipe;
+    AddRecompute(&attempt, choices[i]);
+    ATTUNE_ASSIGN_OR_RETURN(out.setup, SetupFromRecipe(attempt, world));
+    if (auto error = CheckMegatronArguments(out.setup, out.cluster)) {
+      return Status::InvalidArgument("megatron would refuse: " + error->message);
+    }
+    if (choices.size() == 1 || EstimateMemory(out.setup, out.cluster).fits || i + 1 == choices.size()) {
+      if (choices.size() > 1) out.assumptions.push_back("recompute=" + choices[i]);
+      break;
+    }
+  }
+  return out;
+}
+
+Prediction PredictRow(int index, const CalibrationRow& row, const ModelFactors& factors) {
+  Prediction p;
+  p.row = index;
+  auto model = ModelFromCalibrationRow(row);
+  if (!model.ok()) {
+    p.status = model.status().message();
+    return p;
+  }
+  StepBreakdown step = EstimateStep(model->setup, model->cluster, factors);
+  MemoryEstimate mem = EstimateMemory(model->setup, model->cluster);
+  p.step_time_s = step.step_s;
+  p.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;
+  p.tflops_per_gpu = step.tflops_per_gpu;
+  p.memory_gib = mem.PeakGib();
+  if (!mem.fits) {
+    std::ostringstream note;
+    note << std::fixed << std::setprecision(1) << "exceeds memory (" << p.memory_gib << " of "
+         << model->cluster.gpu.memory_gib << " GiB)";
+    model->assumptions.push_back(note.str());
+  }
+  for (const auto& a : model->assumptions) p.assumptions += (p.assumptions.empty() ? "" : "; ") + a;
+  return p;
+}
+
+Result<std::vector<Prediction>> PredictCsv(const std::string& csv_text, const ModelFactors& factors) {
+  ATTUNE_ASSIGN_OR_RETURN(CsvTable table, ParseCsvTable(csv_text));
+  std::vector<Prediction> out;
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    out.push_back(PredictRow(static_cast<int>(i), table.rows[i], factors));
+  }
+  return out;
+}
+
+void WritePredictionCsv(const std::vector<Prediction>& predictions, std::ostream& out) {
+  out << "row,predicted_step_time_s,predicted_tokens_per_sec_per_gpu,predicted_tflops_per_gpu,"
+         "predicted_memory_gib,status,assumptions\n";
+  for (const auto& p : predictions) {
+    out << p.row << ',';
+    if (p.ok()) {
+      out << std::setprecision(6) << p.step_time_s << ',' << p.tokens_per_s_per_gpu << ','
+          << p.tflops_per_gpu << ',' << p.memory_gib << ',';
+    } else {
+      out << ",,,,";
+    }
+    out << CsvField(p.status) << ',' << CsvField(p.assumptions) << '\n';
+  }
+}
+
+int RunPredictCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string csv_path, out_path;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if ((args[i] == "--csv" || args[i] == "-o" || args[i] == "--output") && i + 1 < args.size()) {
+      (args[i] == "--csv" ? csv_path : out_path) = args[i + 1];
+      ++i;
+    } else {
+      err << "usage: attune sim predict --csv FILE [-o OUT]\n(unexpected argument '" << args[i]
+          << "')\n";
+      return 2;
+    }
+  }
+  if (csv_path.empty()) {
+    err << "usage: attune sim predict --csv FILE [-o OUT] (--csv is required)\n";
+    return 2;
+  }
+  std::ifstream in(csv_path, std::ios::binary);
+  if (!in) {
+    err << "attune sim predict: cannot read '" << csv_path << "' (check the path)\n";
+    return 1;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto predictions = PredictCsv(text.str());
+  if (!predictions.ok()) {
+    err << "attune sim predict: " << csv_path << ": " << predictions.status().message() << "\n";
+    return 1;
+  }
+  if (out_path.empty()) {
+    WritePredictionCsv(*predictions, out);
+    return 0;
+  }
+  std::ofstream file(out_path, std::ios::binary | std::ios::trunc);
+  WritePredictionCsv(*predictions, file);
+  if (!file) {
+    err << "attune sim predict: cannot write '" << out_path << "'\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace attune::sim

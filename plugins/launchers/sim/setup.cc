@@ -1,0 +1,200 @@
+#include "setup.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace attune::sim {
+namespace {
+
+// Reads typed flag values and remembers the first argparse-style error, as argparse would
+// report it before anything else runs.
+class FlagReader {
+ public:
+  explicit FlagReader(TrainingSetup* setup) : setup_(setup) {}
+
+  int64_t Int(const std::string& flag, int64_t fallback) {
+    auto it = setup_->flags.find(flag);
+    if (it == setup_->flags.end()) return fallback;
+    int64_t v = 0;
+    const std::string& s = it->second;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size()) {
+      Error(flag, "invalid int value: '" + s + "'");
+      return fallback;
+    }
+    return v;
+  }
+
+  double Double(const std::string& flag, double fallback) {
+    auto it = setup_->flags.find(flag);
+    if (it == setup_->flags.end()) return fallback;
+    try {
+      size_t used = 0;
+      double v = std::stod(it->second, &used);
+      if (used == it->second.size()) return v;
+    } catch (...) {
+      // std::stod reports "not a number" by throwing; handled below as argparse would.
+    }
+    Error(flag, "invalid float value: '" + it->second + "'");
+    return fallback;
+  }
+
+  std::string Str(const std::string& flag, const std::string& fallback) const {
+    auto it = setup_->flags.find(flag);
+    return it == setup_->flags.end() ? fallback : it->second;
+  }
+
+  bool Switch(const std::string& flag) const { return setup_->flags.count(flag) > 0; }
+
+ private:
+  void Error(const std::string& flag, const std::string& what) {
+    setup_->read_errors.push_back("pretrain_gpt.py: error: argument " + flag + ": " + what);
+  }
+  TrainingSetup* setup_;
+};
+
+void ReadModel(FlagReader& r, TrainingSetup* s) {
+  ModelShape& m = s->model;
+  m.layers = r.Int("--num-layers", 0);
+  m.hidden = r.Int("--hidden-size", 0);
+  m.heads = r.Int("--num-attention-heads", 0);
+  m.swiglu = r.Switch("--swiglu");
+  int64_t default_ffn = m.swiglu ? (m.hidden * 8 / 3 / 64) * 64 : 4 * m.hidden;
+  m.ffn_hidden = r.Int("--ffn-hidden-size", default_ffn);
+  // Megatron forces num_query_groups = heads unless --group-query-attention (reference §3.4).
+  m.query_groups = r.Switch("--group-query-attention") ? r.Int("--num-query-groups", 1) : m.heads;
+  m.kv_channels = r.Int("--kv-channels", m.heads > 0 ? m.hidden / m.heads : 0);
+  m.seq_length = r.Int("--seq-length", 0);
+  m.untied_embeddings = r.Switch("--untie-embeddings-and-output-weights");
+  m.learned_positions = r.Str("--position-embedding-type", "learned_absolute") == "learned_absolute";
+  m.vocab_unpadded = r.Int("--vocab-size", 50257);
+  m.experts = r.Int("--num-experts", 0);
+  m.topk = r.Int("--moe-router-topk", 2);
+  m.moe_ffn_hidden = r.Int("--moe-ffn-hidden-size", m.ffn_hidden);
+  m.shared_expert_hidden = r.Int("--moe-shared-expert-intermediate-size", 0);
+  m.moe_layer_freq = std::max<int64_t>(1, r.Int("--moe-layer-freq", 1));
+  m.moe_aux_loss_coeff = r.Double("--moe-aux-loss-coeff", 0.0);
+}
+
+void ReadParallelism(FlagReader& r, TrainingSetup* s, int world) {
+  Parallelism& p = s->par;
+  p.world = world;
+  p.tp = static_cast<int>(r.Int("--tensor-model-parallel-size", 1));
+  p.pp = static_cast<int>(r.Int("--pipeline-model-parallel-size", 1));
+  p.cp = static_cast<int>(r.Int("--context-parallel-size", 1));
+  p.ep = static_cast<int>(r.Int("--expert-model-parallel-size", 1));
+  p.etp = static_cast<int>(r.Int("--expert-tensor-parallel-size", p.tp));
+  p.micro_batch = r.Int("--micro-batch-size", 0);
+  int64_t model = std::max<int64_t>(1, int64_t{p.tp} * p.pp * p.cp);
+  p.dp = static_cast<int>(std::max<int64_t>(1, world / model));
+  p.global_batch = r.Int("--global-batch-size", p.micro_batch * p.dp);
+  p.vpp = static_cast<int>(r.Int("--num-virtual-stages-per-pipeline-rank", 1));
+  int64_t per_vp = r.Int("--num-layers-per-virtual-pipeline-stage", 0);
+  p.layers_per_virtual_stage = per_vp;
+  if (per_vp > 0 && p.pp > 0 && s->model.layers % p.pp == 0 && (s->model.layers / p.pp) % per_vp == 0) {
+    p.vpp = static_cast<int>(s->model.layers / p.pp / per_vp);
+  }
+  p.vpp = std::max(1, p.vpp);
+}
+
+Recompute ReadRecompute(FlagReader& r) {
+  std::string g = r.Str("--recompute-granularity", r.Switch("--recompute-activations") ? "selective" : "");
+  if (g == "full") return Recompute::kFull;
+  if (g == "selective") return Recompute::kSelective;
+  return Recompute::kNone;
+}
+
+void ReadFeatures(FlagReader& r, TrainingSetup* s) {
+  Features& f = s->feat;
+  f.sequence_parallel = r.Switch("--sequence-parallel") && s->par.tp > 1;
+  f.distributed_optimizer = r.Switch("--use-distributed-optimizer");
+  f.overlap_grad_reduce = r.Switch("--overlap-grad-reduce");
+  f.overlap_param_gather = r.Switch("--overlap-param-gather");
+  f.tp_comm_overlap = r.Switch("--tp-comm-overlap");
+  f.overlap_p2p = !r.Switch("--no-overlap-p2p-communication");
+  f.fp8 = r.Switch("--fp8-format");
+  f.fp16 = r.Switch("--fp16");
+  f.grad_reduce_in_bf16 = r.Switch("--grad-reduce-in-bf16");
+  std::string graph = r.Str("--cuda-graph-impl", "none");
+  f.cuda_graphs = graph != "none" || r.Switch("--enable-cuda-graph") || r.Switch("--external-cuda-graph");
+  std::string backend = r.Str("--attention-backend", "auto");
+  f.flash_attention = backend != "unfused" && backend != "local" && r.Str("--transformer-impl", "transformer_engine") != "local";
+  f.grouped_gemm = r.Switch("--moe-grouped-gemm");
+  f.overlap_moe_comm = r.Switch("--overlap-moe-expert-parallel-comm");
+  f.cross_entropy_fusion = r.Switch("--cross-entropy-loss-fusion");
+  f.attention_dropout = r.Double("--attention-dropout", 0.1) > 0;
+  std::string d = r.Str("--moe-token-dispatcher-type", "allgather");
+  f.dispatcher = d == "alltoall" ? Dispatcher::kAlltoall
+                 : d == "flex"   ? Dispatcher::kFlex
+                                 : Dispatcher::kAllgather;
+  f.recompute = ReadRecompute(r);
+  f.recompute_method = r.Str("--recompute-method", "uniform") == "block" ? RecomputeMethod::kBlock
+                                                                         : RecomputeMethod::kUniform;
+  f.recompute_layers = static_cast<int>(r.Int("--recompute-num-layers", 0));
+  f.cuda_graph_warmup_steps = static_cast<int>(r.Int("--cuda-graph-warmup-steps", 3));
+}
+
+void ReadRun(FlagReader& r, TrainingSetup* s) {
+  RunControl& c = s->run;
+  c.train_iters = r.Int("--train-iters", 0);
+  c.exit_interval = r.Int("--exit-interval", 0);
+  c.log_interval = std::max<int64_t>(1, r.Int("--log-interval", 100));
+  c.log_throughput = r.Switch("--log-throughput");
+  c.distributed_timeout_min = r.Double("--distributed-timeout-minutes", 10);
+  c.seed = r.Int("--seed", 1234);
+  c.lr = r.Double("--lr", 0.0);
+  c.min_lr = r.Double("--min-lr", 0.0);
+  c.lr_warmup_iters = r.Int("--lr-warmup-iters", 0);
+  c.lr_decay_style = r.Str("--lr-decay-style", "linear");
+}
+
+std::string JoinValues(const std::vector<std::string>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : " ") + v;
+  return out;
+}
+
+}  // namespace
+
+int64_t ModelShape::MoeLayers() const {
+  if (experts <= 0) return 0;
+  return (layers + moe_layer_freq - 1) / moe_layer_freq;
+}
+
+int64_t RunControl::IterationsToRun() const {
+  int64_t n = train_iters > 0 ? train_iters : 100;
+  if (exit_interval > 0) n = std::min(n, exit_interval);
+  return std::max<int64_t>(1, n);
+}
+
+int64_t PaddedVocab(int64_t vocab, int64_t divisible_by, int tp) {
+  int64_t multiple = std::max<int64_t>(1, divisible_by * std::max(1, tp));
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+Result<TrainingSetup> SetupFromRecipe(const Recipe& recipe, int world) {
+  TrainingSetup s;
+  for (const auto& arg : recipe.args) s.flags[arg.flag] = JoinValues(arg.values);
+  for (const auto& [k, v] : recipe.env) s.env[k] = v;
+  for (const char* required : {"--num-layers", "--hidden-size", "--num-attention-heads"}) {
+    if (!s.Has(required)) {
+      return Status::InvalidArgument(std::string("sim launcher: the recipe has no ") + required +
+                                     ": the simulator models Megatron-LM GPT recipes, which "
+                                     "must give --num-layers, --hidden-size and "
+                                     "--num-attention-heads");
+    }
+  }
+  FlagReader reader(&s);
+  ReadModel(reader, &s);
+  ReadParallelism(reader, &s, world);
+  ReadFeatures(reader, &s);
+  ReadRun(reader, &s);
+  int64_t padded = reader.Int("--padded-vocab-size", 0);
+  s.model.vocab = padded > 0 ? padded
+                             : PaddedVocab(s.model.vocab_unpadded,
+                                           reader.Int("--make-vocab-size-divisible-by", 128), s.par.tp);
+  return s;
+}
+
+}  // namespace attune::sim

@@ -1,0 +1,247 @@
+#include "automodel_stack.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+#include "config_view.h"
+#include "log_parser.h"
+#include "recipe_import.h"
+
+namespace attune::automodel {
+namespace {
+
+constexpr double kDefaultTolerance = 0.02;
+constexpr double kRngTolerance = 0.05;
+
+// The dotted config key a recipe key addresses, or "" for keys that are not config settings.
+std::string DottedKey(const std::string& key) {
+  if (key.rfind("--", 0) == 0) return key.substr(2);
+  if (key.rfind("config:", 0) == 0) return key.substr(7);
+  return "";
+}
+
+bool IsMoeRecipe(const ConfigView& view) {
+  return view.IsSet("distributed.moe") || view.IsSet("model.backend.experts") ||
+         view.IsSet("model.config.num_experts") || view.IsSet("model.config.num_local_experts") ||
+         view.GetInt("distributed.ep_size", 1) > 1;
+}
+
+GateVerdict Refuse(const std::string& rule, const std::string& reason) {
+  return GateVerdict{false, rule, reason, 0};
+}
+
+std::string CurrentDir() {
+  char buf[4096];
+  return getcwd(buf, sizeof(buf)) ? std::string(buf) : std::string();
+}
+
+}  // namespace
+
+AutoModelStack::AutoModelStack(Knowledge knowledge) : knowledge_(std::move(knowledge)) {
+  for (const auto& spec : knowledge_.levers) levers_.push_back(spec.lever);
+}
+
+Result<std::unique_ptr<AutoModelStack>> AutoModelStack::Create(const std::string& data_dir) {
+  ATTUNE_ASSIGN_OR_RETURN(Knowledge k, LoadKnowledge(data_dir + "/stacks/automodel"));
+  return std::unique_ptr<AutoModelStack>(new AutoModelStack(std::move(k)));
+}
+
+Result<Recipe> AutoModelStack::ImportLaunch(std::string_view script,
+                                            std::vector<std::string>* unknown) const {
+  std::vector<std::string> ignored;
+  return ImportLaunchScript(script, CurrentDir(), unknown ? unknown : &ignored);
+}
+
+Status AutoModelStack::Validate(const Recipe& recipe, const ClusterInfo& /*cluster*/) const {
+  if (recipe.stack != "automodel") {
+    return Status::InvalidArgument("recipe is for stack '" + recipe.stack + "', not automodel");
+  }
+  return ValidateRecipe(recipe, knowledge_);
+}
+
+bool AutoModelStack::MoveMakesSense(const LeverSpec& spec, const Recipe& recipe) const {
+  ConfigView view(recipe, knowledge_);
+  const std::string dotted = spec.key.substr(2);
+  long long tp = view.GetInt("distributed.tp_size", 1);
+  if (dotted == "distributed.sequence_parallel" || dotted == "distributed.enable_async_tensor_parallel") {
+    return tp > 1;
+  }
+  if (dotted.rfind("distributed.fsdp2_", 0) == 0) {
+    return view.GetBool("distributed.enable_fsdp2_prefetch", false);
+  }
+  if (dotted.rfind("distributed.pipeline.", 0) == 0) return view.GetInt("distributed.pp_size", 1) > 1;
+  if (dotted == "distributed.ep_size" || dotted == "model.backend.experts" ||
+      dotted == "model.backend.dispatcher") {
+    return IsMoeRecipe(view);
+  }
+  return true;
+}
+
+std::vector<Move> AutoModelStack::LegalMoves(const Recipe& recipe, const ClusterInfo& cluster) const {
+  std::vector<Move> moves;
+  ConfigView view(recipe, knowledge_);
+  for (const auto& spec : knowledge_.levers) {
+    if (!MoveMakesSense(spec, recipe)) continue;
+    auto current = view.Get(spec.key.substr(2));
+    for (const auto& value : spec.values) {
+      if (current && *current == value) continue;
+      Change change{spec.key, GetValue(recipe, spec.key), value};
+      Recipe candidate = recipe;
+      if (!ApplyChanges(&candidate, {change}).ok()) continue;
+      if (!Validate(candidate, cluster).ok()) continue;
+      if (!CheckObjective(recipe, candidate).pass) continue;
+      moves.push_back(Move{spec.lever.id, {change},
+                           spec.key.substr(2) + " " + current.value_or("(unset)") + " -> " + value});
+    }
+  }
+  return moves;
+}
+
+std::optional<GateVerdict> AutoModelStack::CheckKey(const Recipe& baseline, const Change& change,
+                                                    double* tolerance) const {
+  if (change.key.rfind("topology:", 0) == 0) return std::nullopt;  // GBS is fixed: same objective
+  std::string dotted = DottedKey(change.key);
+  if (dotted.empty()) {
+    return Refuse("fail_closed.unknown_key", change.key + " is not an AutoModel setting attune knows "
+                  "(only dotted config overrides are levers); refused to stay safe");
+  }
+  for (const auto& rule : knowledge_.rules) {
+    for (const auto& pattern : rule.patterns) {
+      if (KeyMatches(pattern, dotted)) {
+        return Refuse(rule.id, dotted + ": " + DescribeChange(change) + " — " + rule.reason);
+      }
+    }
+    auto it = rule.values.find(dotted);
+    if (it != rule.values.end() && change.to &&
+        std::find(it->second.begin(), it->second.end(), *change.to) != it->second.end()) {
+      return Refuse(rule.id, dotted + " = " + *change.to + " — " + rule.reason);
+    }
+  }
+  ConfigView view(baseline, knowledge_);
+  for (const auto& rule : knowledge_.conditionals) {
+    if (rule.key != dotted) continue;
+    bool applies = false;
+    for (const auto& k : rule.when_any_present) applies = applies || view.IsSet(k);
+    for (const auto& [k, limit] : rule.when_greater) applies = applies || view.GetInt(k, 0) > limit;
+    if (applies) return Refuse(rule.id, dotted + ": " + DescribeChange(change) + " — " + rule.reason);
+  }
+  for (const auto& pattern : knowledge_.neutral) {
+    if (KeyMatches(pattern, dotted)) return std::nullopt;
+  }
+  if (const LeverSpec* spec = knowledge_.FindLever(dotted)) {
+    double t = spec->loss_rel_tolerance > 0 ? spec->loss_rel_tolerance
+               : spec->lever.changes_rng    ? kRngTolerance
+                                            : kDefaultTolerance;
+    *tolerance = std::max(*tolerance, t);
+    return std::nullopt;
+  }
+  return Refuse("fail_closed.unknown_key", dotted + " is in neither the lever catalog nor the "
+                "objective list of stacks/automodel; refused (fail closed) — add it to levers.yaml "
+                "or objective.yaml after checking what it does");
+}
+
+GateVerdict AutoModelStack::CheckObjective(const Recipe& baseline, const Recipe& candidate) const {
+  double tolerance = kDefaultTolerance;
+  for (const auto& change : Diff(baseline, candidate)) {
+    if (auto refused = CheckKey(baseline, change, &tolerance)) return *refused;
+  }
+  return GateVerdict{true, "ok", "every changed key is an AutoModel throughput lever", tolerance};
+}
+
+Result<LaunchSpec> AutoModelStack::RenderLaunch(const Recipe& recipe) const {
+  if (recipe.entry.empty()) return Status::InvalidArgument("the recipe has no entry point");
+  return RenderRecipe(recipe);
+}
+
+LogParse AutoModelStack::ParseLog(std::string_view log) const { return ParseAutoModelLog(log); }
+
+Result<Measurement> AutoModelStack::Measure(const LogParse& parse, const Recipe& recipe) const {
+  ConfigView view(recipe, knowledge_);
+  Mesh mesh = ReadMesh(view, recipe.topology);
+  double seq = static_cast<double>(view.GetInt("dataset.seq_length", 0));
+  double gbs = static_cast<double>(view.GetInt("step_scheduler.global_batch_size", 32));
+  return MeasureAutoModel(parse, mesh.dp * mesh.cp, mesh.world, seq > 0 ? seq * gbs : 0);
+}
+
+Failure AutoModelStack::Triage(std::string_view log, const JobEnd& end) const {
+  return TriageAutoModel(log, end, knowledge_);
+}
+
+std::vector<Diagnosis> AutoModelStack::Diagnose(const Recipe& recipe, const Measurement& m,
+                                                const LogParse& /*parse*/,
+                                                const ClusterInfo& cluster) const {
+  std::vector<Diagnosis> out;
+  ConfigView view(recipe, knowledge_);
+  Mesh mesh = ReadMesh(view, recipe.topology);
+  if (m.peak_memory_gib && cluster.device_memory_gib > 0) {
+    double used = *m.peak_memory_gib / cluster.device_memory_gib;
+    std::string evidence = "peak " + std::to_string(*m.peak_memory_gib).substr(0, 5) + " of " +
+                           std::to_string(cluster.device_memory_gib).substr(0, 5) + " GiB";
+    if (used < 0.7) out.push_back({"memory_headroom", 1 - used, evidence});
+    if (used > 0.9) out.push_back({"memory_pressure", used, evidence});
+  }
+  long long lbs = view.GetInt("step_scheduler.local_batch_size", 1);
+  long long gbs = view.GetInt("step_scheduler.global_batch_size", 32);
+  long long accumulation = gbs / std::max(1LL, lbs * mesh.dp);
+  if (accumulation >= 4) {
+    out.push_back({"launch_overhead", std::min(1.0, accumulation / 16.0),
+                   std::to_string(accumulation) + " micro-batches per step at local_batch_size " +
+                       std::to_string(lbs)});
+  }
+  if (mesh.pp > 1) {
+    double m_count = static_cast<double>(lbs) / view.GetInt("distributed.pipeline.pp_microbatch_size", 1);
+    double bubble = (mesh.pp - 1) / std::max(1.0, m_count);
+    out.push_back({"pipeline_bubble", std::min(1.0, bubble),
+                   "bubble ≈ (pp−1)/M = " + std::to_string(bubble).substr(0, 4)});
+  }
+  if (mesh.dp > 1 && mesh.strategy != "ddp") {
+    out.push_back({"communication", 0.2, "FSDP all-gathers and reduce-scatters over dp=" +
+                                             std::to_string(mesh.dp)});
+  }
+  out.push_back({"compute_bound", 0.1, "kernel-level levers (compile, backends)"});
+  return out;
+}
+
+nlohmann::json AutoModelStack::Describe() const {
+  nlohmann::json levers = nlohmann::json::array();
+  for (const auto& spec : knowledge_.levers) {
+    levers.push_back({{"id", spec.lever.id}, {"key", spec.key}, {"values", spec.values},
+                      {"default", spec.default_value}, {"addresses", spec.lever.addresses},
+                      {"expected_speed", spec.lever.expected_speed},
+                      {"expected_memory", spec.lever.expected_memory},
+                      {"changes_rng", spec.lever.changes_rng},
+                      {"description", spec.lever.description}});
+  }
+  nlohmann::json rules = nlohmann::json::array();
+  for (const auto& r : knowledge_.rules) {
+    rules.push_back({{"id", r.id}, {"keys", r.patterns}, {"values", r.values}, {"reason", r.reason}});
+  }
+  for (const auto& r : knowledge_.conditionals) {
+    rules.push_back({{"id", r.id}, {"keys", {r.key}}, {"when_any_present", r.when_any_present},
+                     {"when_greater", r.when_greater}, {"reason", r.reason}});
+  }
+  nlohmann::json constraints = {
+      {{"id", "strategy.known"}, {"rule", "distributed.strategy in fsdp2, megatron_fsdp, ddp"}},
+      {{"id", "mesh.world_divisible"}, {"rule", "world % (tp·cp·pp) == 0 (tp·cp for megatron_fsdp)"}},
+      {{"id", "mesh.dp_size"}, {"rule", "dp·tp·cp·pp == world when dp_size is given"}},
+      {{"id", "mfsdp.no_pp_ep"}, {"rule", "megatron_fsdp: pp_size == 1 and ep_size == 1"}},
+      {{"id", "ddp.no_model_parallel"}, {"rule", "ddp: tp = pp = cp = ep = 1"}},
+      {{"id", "hsdp.fsdp2_only"}, {"rule", "dp_replicate_size > 1 only with fsdp2"}},
+      {{"id", "hsdp.divides_dp"}, {"rule", "dp % dp_replicate_size == 0 and dp_replicate_size < dp"}},
+      {{"id", "mesh.ep_divides"}, {"rule", "(dp·cp·tp) % ep_size == 0"}},
+      {{"id", "batch.divisible"}, {"rule", "global_batch_size % (local_batch_size · dp) == 0"}},
+      {{"id", "pp.pipeline_block"}, {"rule", "pp_size > 1 needs a distributed.pipeline block"}},
+      {{"id", "pp.microbatches"}, {"rule", "local_batch_size // pp_microbatch_size >= pp_size"}},
+      {{"id", "cp.seq_divisible"}, {"rule", "sequence length % cp_size == 0"}},
+      {{"id", "ac.selective_strategy"}, {"rule", "selective activation checkpointing only with fsdp2/ddp"}}};
+  nlohmann::json triage = nlohmann::json::array();
+  for (const auto& s : knowledge_.triage) {
+    triage.push_back({{"id", s.id}, {"kind", FailureKindName(s.kind)}, {"regex", s.pattern},
+                      {"hint", s.hint}, {"infrastructure", s.infrastructure}});
+  }
+  return {{"stack", "automodel"},     {"levers", levers},         {"objective_rules", rules},
+          {"neutral", knowledge_.neutral}, {"constraints", constraints}, {"triage", triage}};
+}
+
+}  // namespace attune::automodel

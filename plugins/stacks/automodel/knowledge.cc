@@ -1,0 +1,150 @@
+#include "knowledge.h"
+
+#include <yaml-cpp/yaml.h>
+
+namespace attune::automodel {
+namespace {
+
+std::string Where(const std::string& file, const YAML::Node& node) {
+  auto mark = node.Mark();
+  return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+std::vector<std::string> Strings(const YAML::Node& node) {
+  std::vector<std::string> out;
+  if (!node) return out;
+  for (const auto& item : node) out.push_back(item.as<std::string>());
+  return out;
+}
+
+LeverSpec ParseLever(const YAML::Node& n) {
+  LeverSpec spec;
+  spec.lever.id = n["id"].as<std::string>();
+  spec.key = n["key"].as<std::string>();
+  spec.lever.keys = {spec.key};
+  spec.lever.description = n["description"].as<std::string>("");
+  spec.lever.addresses = Strings(n["addresses"]);
+  spec.lever.expected_speed = n["expected_speed"].as<double>(0);
+  spec.lever.expected_memory = n["expected_memory"].as<double>(0);
+  spec.lever.changes_rng = n["changes_rng"].as<bool>(false);
+  spec.values = Strings(n["values"]);
+  spec.default_value = n["default"].as<std::string>("");
+  spec.loss_rel_tolerance = n["loss_rel_tolerance"].as<double>(0);
+  return spec;
+}
+
+ObjectiveRule ParseRule(const YAML::Node& n) {
+  ObjectiveRule rule;
+  rule.id = n["id"].as<std::string>();
+  rule.patterns = Strings(n["keys"]);
+  rule.reason = n["reason"].as<std::string>("");
+  if (n["values"]) {
+    for (const auto& kv : n["values"]) rule.values[kv.first.as<std::string>()] = Strings(kv.second);
+  }
+  return rule;
+}
+
+ConditionalRule ParseConditional(const YAML::Node& n) {
+  ConditionalRule rule;
+  rule.id = n["id"].as<std::string>();
+  rule.key = n["key"].as<std::string>();
+  rule.when_any_present = Strings(n["when_any_present"]);
+  if (n["when_greater"]) {
+    for (const auto& kv : n["when_greater"]) {
+      rule.when_greater[kv.first.as<std::string>()] = kv.second.as<double>();
+    }
+  }
+  rule.reason = n["reason"].as<std::string>("");
+  return rule;
+}
+
+Result<TriageSignature> ParseSignature(const std::string& file, const YAML::Node& n) {
+  TriageSignature sig;
+  sig.id = n["id"].as<std::string>();
+  auto kind = FailureKindFromName(n["kind"].as<std::string>());
+  if (!kind) {
+    return Status::InvalidArgument(Where(file, n["kind"]) + ": signatures." + sig.id +
+                                   ".kind: unknown failure kind '" + n["kind"].as<std::string>() + "'");
+  }
+  sig.kind = *kind;
+  sig.pattern = n["regex"].as<std::string>();
+  try {
+    sig.regex = std::regex(sig.pattern, std::regex::ECMAScript | std::regex::optimize);
+  } catch (const std::regex_error& e) {
+    return Status::InvalidArgument(Where(file, n["regex"]) + ": signatures." + sig.id +
+                                   ".regex: invalid regular expression: " + e.what());
+  }
+  sig.hint = n["hint"].as<std::string>("");
+  sig.infrastructure = n["infrastructure"].as<bool>(false);
+  return sig;
+}
+
+Result<YAML::Node> LoadYaml(const std::string& path) {
+  try {
+    return YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::NotFound("cannot read '" + path + "': the automodel stack's knowledge files are "
+                            "missing; set ATTUNE_DATA_DIR to the folder holding stacks/");
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                   std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+}
+
+Status LoadLevers(const std::string& dir, Knowledge* k) {
+  std::string file = dir + "/levers.yaml";
+  ATTUNE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(file));
+  for (const auto& n : root["levers"]) k->levers.push_back(ParseLever(n));
+  return Status::Ok();
+}
+
+Status LoadObjective(const std::string& dir, Knowledge* k) {
+  std::string file = dir + "/objective.yaml";
+  ATTUNE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(file));
+  for (const auto& n : root["rules"]) k->rules.push_back(ParseRule(n));
+  for (const auto& n : root["conditional"]) k->conditionals.push_back(ParseConditional(n));
+  k->neutral = Strings(root["neutral"]);
+  return Status::Ok();
+}
+
+Status LoadTriage(const std::string& dir, Knowledge* k) {
+  std::string file = dir + "/triage.yaml";
+  ATTUNE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(file));
+  for (const auto& n : root["signatures"]) {
+    ATTUNE_ASSIGN_OR_RETURN(TriageSignature sig, ParseSignature(file, n));
+    k->triage.push_back(std::move(sig));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const LeverSpec* Knowledge::FindLever(const std::string& dotted_key) const {
+  for (const auto& spec : levers) {
+    if (spec.key.substr(2) == dotted_key) return &spec;
+  }
+  return nullptr;
+}
+
+bool KeyMatches(const std::string& pattern, const std::string& key) {
+  if (pattern.size() >= 2 && pattern.compare(pattern.size() - 2, 2, ".*") == 0) {
+    std::string section = pattern.substr(0, pattern.size() - 1);  // keeps the dot
+    return key.compare(0, section.size(), section) == 0 || key == pattern.substr(0, pattern.size() - 2);
+  }
+  return pattern == key;
+}
+
+Result<Knowledge> LoadKnowledge(const std::string& dir) {
+  Knowledge k;
+  try {
+    ATTUNE_RETURN_IF_ERROR(LoadLevers(dir, &k));
+    ATTUNE_RETURN_IF_ERROR(LoadObjective(dir, &k));
+    ATTUNE_RETURN_IF_ERROR(LoadTriage(dir, &k));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(dir + ": malformed knowledge file at line " +
+                                   std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  return k;
+}
+
+}  // namespace attune::automodel

@@ -1,0 +1,69 @@
+// Copyright attune authors.
+//
+// The AutoModel stack's knowledge as data: stacks/automodel/{levers,objective,triage}.yaml,
+// loaded once when the plugin is created. Errors name the file, line and column.
+#ifndef ATTUNE_PLUGINS_STACKS_AUTOMODEL_KNOWLEDGE_H_
+#define ATTUNE_PLUGINS_STACKS_AUTOMODEL_KNOWLEDGE_H_
+
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "attune/metrics.h"
+#include "attune/stack.h"
+#include "attune/status.h"
+
+namespace attune::automodel {
+
+struct LeverSpec {
+  Lever lever;                      // lever.keys = {key}
+  std::string key;                  // "--distributed.tp_size"
+  std::vector<std::string> values;  // what the catalog may propose
+  std::string default_value;        // AutoModel's default ("" = unset)
+  double loss_rel_tolerance = 0;    // 0: the gate's default
+};
+
+struct ObjectiveRule {
+  std::string id;
+  std::vector<std::string> patterns;  // dotted keys; "a.*" covers a section
+  std::map<std::string, std::vector<std::string>> values;  // key -> values that are objective
+  std::string reason;
+};
+
+struct ConditionalRule {
+  std::string id;
+  std::string key;                              // the dotted key it guards
+  std::vector<std::string> when_any_present;    // applies when any of these is set...
+  std::map<std::string, double> when_greater;   // ...or any of these exceeds the number
+  std::string reason;
+};
+
+struct TriageSignature {
+  std::string id;
+  FailureKind kind = FailureKind::kUnknown;
+  std::regex regex;
+  std::string pattern;
+  std::string hint;
+  bool infrastructure = false;
+};
+
+struct Knowledge {
+  std::vector<LeverSpec> levers;
+  std::vector<ObjectiveRule> rules;
+  std::vector<ConditionalRule> conditionals;
+  std::vector<std::string> neutral;
+  std::vector<TriageSignature> triage;
+
+  const LeverSpec* FindLever(const std::string& dotted_key) const;
+};
+
+// Loads the three files from `dir` (…/stacks/automodel).
+Result<Knowledge> LoadKnowledge(const std::string& dir);
+
+// True when dotted `key` matches `pattern` ("a.b" exactly, or "a.*" for anything under a).
+bool KeyMatches(const std::string& pattern, const std::string& key);
+
+}  // namespace attune::automodel
+
+#endif  // ATTUNE_PLUGINS_STACKS_AUTOMODEL_KNOWLEDGE_H_

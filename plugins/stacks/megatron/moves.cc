@@ -1,0 +1,159 @@
+#include "moves.h"
+
+#include <algorithm>
+
+#include "objective.h"
+#include "recipe_view.h"
+#include "validate.h"
+
+namespace attune::megatron {
+namespace {
+
+long GeneratorLimit(const std::string& max, const Recipe& recipe) {
+  RecipeView v = ReadView(recipe);
+  if (max == "gpus_per_node") return v.gpus_per_node;
+  if (max == "world") return v.world;
+  if (max == "num_layers") return v.layers.value_or(1);
+  if (max == "num_experts") return v.experts.value_or(1);
+  return std::atol(max.c_str());
+}
+
+// A change of `key` to `to` on `recipe`, recorded against the current value; no-op when equal.
+void AddChange(Recipe* recipe, std::vector<Change>* changes, const std::string& key,
+               const std::optional<std::string>& to) {
+  auto from = GetValue(*recipe, key);
+  if (from == to) return;
+  changes->push_back(Change{key, from, to});
+  // Keys here are well-formed lever keys, so SetValue cannot fail.
+  (void)SetValue(recipe, key, to);
+}
+
+void RemoveIfSet(Recipe* r, std::vector<Change>* ch, const std::string& key) {
+  if (GetValue(*r, key)) AddChange(r, ch, key, std::nullopt);
+}
+
+// Companion fixes named in levers.yaml: the minimal extra changes that keep a move valid.
+void ApplyCompanion(const std::string& name, const ClusterInfo& cluster, Recipe* r,
+                    std::vector<Change>* ch) {
+  RecipeView v = ReadView(*r);
+  if (name == "cuda_device_max_connections") {
+    if (NeedsMaxConnectionsOne(*r, cluster)) AddChange(r, ch, "env:CUDA_DEVICE_MAX_CONNECTIONS", "1");
+  } else if (name == "sequence_parallel_follows_tp") {
+    if (v.tp <= 1) {
+      RemoveIfSet(r, ch, "--tp-comm-overlap");
+      RemoveIfSet(r, ch, "--sequence-parallel");
+    }
+  } else if (name == "virtual_pipeline_follows_pp") {
+    if (v.pp <= 1) {
+      RemoveIfSet(r, ch, "--num-virtual-stages-per-pipeline-rank");
+      RemoveIfSet(r, ch, "--num-layers-per-virtual-pipeline-stage");
+    }
+  } else if (name == "tp_comm_overlap_follows_sp") {
+    if (!v.sp) RemoveIfSet(r, ch, "--tp-comm-overlap");
+  } else if (name == "param_gather_follows_prerequisites") {
+    if (!v.dist_opt || !v.overlap_grad) RemoveIfSet(r, ch, "--overlap-param-gather");
+  }
+}
+
+bool TurnsOn(const std::optional<std::string>& from, const std::optional<std::string>& to,
+             const LeverSpec& spec) {
+  if (!to) return false;
+  return !from || (spec.default_value && *to != *spec.default_value);
+}
+
+// The changes for one lever value, or std::nullopt when the lever may not move there.
+std::optional<std::vector<Change>> BuildChanges(const LeverSpec& spec,
+                                                const std::optional<std::string>& value,
+                                                const Recipe& recipe, const ClusterInfo& cluster) {
+  Recipe next = recipe;
+  std::vector<Change> changes;
+  if (spec.type == LeverType::kPreset) {
+    const Preset& preset = spec.presets[std::stoul(*value)];
+    for (const auto& key : spec.lever.keys) {
+      std::optional<std::string> to;
+      for (const auto& [k, v] : preset.set) {
+        if (k == key) to = v;
+      }
+      AddChange(&next, &changes, key, to);
+    }
+  } else {
+    const std::string& key = spec.lever.keys[0];
+    auto from = GetValue(recipe, key);
+    // An absent key already means the default: moving to the default is no move.
+    if (!from && value && spec.default_value && *value == *spec.default_value) return std::nullopt;
+    AddChange(&next, &changes, key, value);
+  }
+  if (changes.empty()) return std::nullopt;
+  bool on = TurnsOn(changes[0].from, changes[0].to, spec);
+  for (const auto& key : spec.excludes) {
+    if (on && GetValue(next, key)) return std::nullopt;
+  }
+  for (const auto& key : spec.requires_present) {
+    if (!GetValue(next, key)) return std::nullopt;
+  }
+  if (on) {
+    for (const auto& [key, v] : spec.requires) AddChange(&next, &changes, key, v);
+  }
+  for (const auto& name : spec.companions) ApplyCompanion(name, cluster, &next, &changes);
+  return changes;
+}
+
+std::string Summarize(const LeverSpec& spec, const std::optional<std::string>& value,
+                      const std::vector<Change>& changes, const Recipe& recipe) {
+  std::string s = spec.lever.id + ": ";
+  if (spec.type == LeverType::kPreset) {
+    s += "preset '" + spec.presets[std::stoul(*value)].name + "' (" + DescribeChanges(changes) + ")";
+  } else {
+    s += DescribeChanges(changes);
+  }
+  if (spec.lever.id == "micro_batch_size") {
+    RecipeView before = ReadView(recipe);
+    Recipe after = recipe;
+    (void)ApplyChanges(&after, changes);
+    s += " (micro-batches per step " + std::to_string(before.micro_batches) + " -> " +
+         std::to_string(ReadView(after).micro_batches) + ", global batch unchanged)";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::optional<std::string>> CandidateValues(const LeverSpec& spec,
+                                                        const Recipe& recipe) {
+  std::vector<std::optional<std::string>> out;
+  switch (spec.type) {
+    case LeverType::kSwitch:
+      return {std::nullopt, std::string()};
+    case LeverType::kPreset:
+      for (size_t i = 0; i < spec.presets.size(); ++i) out.push_back(std::to_string(i));
+      return out;
+    case LeverType::kInt:
+    case LeverType::kChoice:
+      break;
+  }
+  if (!spec.powers_of_two_up_to.empty()) {
+    long limit = GeneratorLimit(spec.powers_of_two_up_to, recipe);
+    for (long p = 1; p <= limit && p <= (1L << 20); p *= 2) out.push_back(std::to_string(p));
+    return out;
+  }
+  return spec.values;
+}
+
+std::vector<Move> EnumerateMoves(const Knowledge& knowledge, const Recipe& recipe,
+                                 const ClusterInfo& cluster) {
+  std::vector<Move> moves;
+  for (const auto& spec : knowledge.levers) {
+    for (const auto& value : CandidateValues(spec, recipe)) {
+      auto changes = BuildChanges(spec, value, recipe, cluster);
+      if (!changes) continue;
+      Recipe next = recipe;
+      if (!ApplyChanges(&next, *changes).ok()) continue;
+      if (!ValidateRecipe(next, cluster).ok()) continue;
+      if (!CheckObjectiveRules(knowledge, recipe, next).pass) continue;
+      moves.push_back(Move{spec.lever.id, *changes, Summarize(spec, value, *changes, recipe)});
+    }
+  }
+  return moves;
+}
+
+}  // namespace attune::megatron

@@ -1,0 +1,117 @@
+#include "recipe_view.h"
+
+namespace attune::megatron {
+
+bool Has(const Recipe& recipe, const std::string& flag) {
+  return GetValue(recipe, flag).has_value();
+}
+
+std::optional<std::string> StrArg(const Recipe& recipe, const std::string& flag) {
+  return GetValue(recipe, flag);
+}
+
+std::optional<long> IntArg(const Recipe& recipe, const std::string& flag) {
+  auto v = GetValue(recipe, flag);
+  if (!v || v->empty()) return std::nullopt;
+  try {
+    size_t used = 0;
+    long n = std::stol(*v, &used);
+    if (used == v->size()) return n;
+  } catch (...) {
+    // Not an integer: reported as absent; Validate names malformed sizes.
+  }
+  return std::nullopt;
+}
+
+std::optional<long> DefaultFfn(const Recipe& recipe) {
+  auto h = IntArg(recipe, "--hidden-size");
+  if (!h) return std::nullopt;
+  if (Has(recipe, "--swiglu")) return (4 * *h * 2 / 3) / 64 * 64;
+  return 4 * *h;
+}
+
+std::optional<long> PaddedVocab(const Recipe& recipe) {
+  if (auto pinned = IntArg(recipe, "--padded-vocab-size")) return pinned;
+  auto vocab = IntArg(recipe, "--vocab-size");
+  if (!vocab) return std::nullopt;
+  long divisor = IntArg(recipe, "--make-vocab-size-divisible-by").value_or(128) *
+                 IntArg(recipe, "--tensor-model-parallel-size").value_or(1);
+  if (divisor <= 0) return std::nullopt;
+  return (*vocab + divisor - 1) / divisor * divisor;
+}
+
+namespace {
+
+void ReadParallel(const Recipe& r, RecipeView* v) {
+  v->nodes = r.topology.nodes;
+  v->gpus_per_node = r.topology.gpus_per_node;
+  v->world = static_cast<long>(r.topology.nodes) * r.topology.gpus_per_node;
+  v->tp = IntArg(r, "--tensor-model-parallel-size").value_or(1);
+  v->pp = IntArg(r, "--pipeline-model-parallel-size").value_or(1);
+  v->cp = IntArg(r, "--context-parallel-size").value_or(1);
+  v->ep = IntArg(r, "--expert-model-parallel-size").value_or(1);
+  v->etp = IntArg(r, "--expert-tensor-parallel-size").value_or(v->tp);
+  long model = v->tp * v->pp * v->cp;
+  v->dp = model > 0 && v->world % model == 0 ? v->world / model : 0;
+}
+
+void ReadPipeline(const Recipe& r, RecipeView* v) {
+  v->vpp_layers = IntArg(r, "--num-layers-per-virtual-pipeline-stage");
+  v->vpp_stages = IntArg(r, "--num-virtual-stages-per-pipeline-rank");
+  v->layers = IntArg(r, "--num-layers");
+  if (v->vpp_stages) {
+    v->vpp = *v->vpp_stages;
+  } else if (v->vpp_layers && v->layers && *v->vpp_layers > 0 && v->pp > 0) {
+    v->vpp = *v->layers / v->pp / *v->vpp_layers;
+  }
+  if (v->vpp < 1) v->vpp = 1;
+}
+
+void ReadModel(const Recipe& r, RecipeView* v) {
+  v->heads = IntArg(r, "--num-attention-heads");
+  v->hidden = IntArg(r, "--hidden-size");
+  v->ffn = IntArg(r, "--ffn-hidden-size");
+  if (!v->ffn) v->ffn = DefaultFfn(r);
+  if (Has(r, "--group-query-attention") || Has(r, "--num-query-groups")) {
+    v->query_groups = IntArg(r, "--num-query-groups");
+  }
+  v->experts = IntArg(r, "--num-experts");
+  v->moe_ffn = IntArg(r, "--moe-ffn-hidden-size");
+  if (!v->moe_ffn && v->experts) v->moe_ffn = v->ffn;
+  v->seq = IntArg(r, "--seq-length");
+  if (!v->seq) v->seq = IntArg(r, "--encoder-seq-length");
+}
+
+void ReadBatchAndFeatures(const Recipe& r, RecipeView* v) {
+  v->mbs = IntArg(r, "--micro-batch-size");
+  v->gbs = IntArg(r, "--global-batch-size");
+  long gbs = v->gbs.value_or(v->mbs.value_or(0) * v->dp);
+  long denominator = v->mbs.value_or(0) * v->dp;
+  v->micro_batches = denominator > 0 ? gbs / denominator : 0;
+  v->sp = Has(r, "--sequence-parallel");
+  v->dist_opt = Has(r, "--use-distributed-optimizer");
+  v->overlap_grad = Has(r, "--overlap-grad-reduce");
+  v->overlap_param = Has(r, "--overlap-param-gather");
+  v->tp_comm_overlap = Has(r, "--tp-comm-overlap");
+  auto impl = StrArg(r, "--cuda-graph-impl");
+  v->cuda_graphs = (impl && *impl != "none") || Has(r, "--enable-cuda-graph") ||
+                   Has(r, "--external-cuda-graph");
+  v->fsdp = Has(r, "--use-megatron-fsdp") || Has(r, "--use-torch-fsdp2");
+  v->recompute_granularity = StrArg(r, "--recompute-granularity").value_or("");
+  if (v->recompute_granularity.empty() && Has(r, "--recompute-activations")) {
+    v->recompute_granularity = "selective";
+  }
+}
+
+}  // namespace
+
+RecipeView ReadView(const Recipe& recipe) {
+  RecipeView v;
+  ReadParallel(recipe, &v);
+  ReadPipeline(recipe, &v);
+  ReadModel(recipe, &v);
+  ReadBatchAndFeatures(recipe, &v);
+  return v;
+}
+
+}  // namespace attune::megatron

@@ -1,0 +1,47 @@
+// Copyright attune authors.
+//
+// RecipeView: the sizes of a Megatron recipe with Megatron's defaults filled in (TP=1, ETP=TP,
+// ffn=4h, ...), read once so that validation, the gate, moves and diagnosis agree on them.
+#ifndef ATTUNE_PLUGINS_STACKS_MEGATRON_RECIPE_VIEW_H_
+#define ATTUNE_PLUGINS_STACKS_MEGATRON_RECIPE_VIEW_H_
+
+#include <optional>
+#include <string>
+
+#include "attune/recipe.h"
+
+namespace attune::megatron {
+
+struct RecipeView {
+  long world = 1, nodes = 1, gpus_per_node = 1;
+  long tp = 1, pp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
+  long vpp = 1;                          // virtual stages per PP rank (1 = not interleaved)
+  std::optional<long> vpp_layers;        // --num-layers-per-virtual-pipeline-stage
+  std::optional<long> vpp_stages;        // --num-virtual-stages-per-pipeline-rank
+  std::optional<long> mbs, gbs;          // as given
+  long micro_batches = 0;                // M = GBS / (MBS * DP), 0 when unknown
+  std::optional<long> seq;
+  std::optional<long> layers, heads, hidden, ffn, query_groups, experts, moe_ffn;
+  bool sp = false, dist_opt = false, overlap_grad = false, overlap_param = false;
+  bool tp_comm_overlap = false, cuda_graphs = false, fsdp = false;
+  std::string recompute_granularity;     // "", "selective", "full"
+};
+
+// Reads the recipe. Malformed integers read as absent (Validate reports them).
+RecipeView ReadView(const Recipe& recipe);
+
+// Argument helpers (keys are "--flag").
+bool Has(const Recipe& recipe, const std::string& flag);
+std::optional<long> IntArg(const Recipe& recipe, const std::string& flag);
+std::optional<std::string> StrArg(const Recipe& recipe, const std::string& flag);
+
+// The padded vocabulary Megatron computes: ceil(V / (divisor * TP)) * divisor * TP, or the pinned
+// --padded-vocab-size. std::nullopt when neither --padded-vocab-size nor --vocab-size is given.
+std::optional<long> PaddedVocab(const Recipe& recipe);
+
+// Megatron's default FFN size when --ffn-hidden-size is absent (4h, or the SwiGLU rule).
+std::optional<long> DefaultFfn(const Recipe& recipe);
+
+}  // namespace attune::megatron
+
+#endif  // ATTUNE_PLUGINS_STACKS_MEGATRON_RECIPE_VIEW_H_

@@ -1,0 +1,26 @@
+// Copyright attune authors.
+//
+// Failure classification (triage.yaml signatures, then hang detection from log silence and the
+// launcher's report) and diagnosis of what limits a successful run.
+#ifndef ATTUNE_PLUGINS_STACKS_MEGATRON_TRIAGE_H_
+#define ATTUNE_PLUGINS_STACKS_MEGATRON_TRIAGE_H_
+
+#include <string_view>
+#include <vector>
+
+#include "attune/cluster.h"
+#include "attune/metrics.h"
+#include "attune/recipe.h"
+#include "attune/stack.h"
+#include "knowledge.h"
+
+namespace attune::megatron {
+
+Failure TriageLog(const TriageSpec& spec, std::string_view log, const JobEnd& end);
+
+std::vector<Diagnosis> DiagnoseRun(const Recipe& recipe, const Measurement& measurement,
+                                   const LogParse& parse, const ClusterInfo& cluster);
+
+}  // namespace attune::megatron
+
+#endif  // ATTUNE_PLUGINS_STACKS_MEGATRON_TRIAGE_H_

@@ -1,0 +1,453 @@
+#include "validate.h"
+
+#include <functional>
+#include <optional>
+
+#include "recipe_view.h"
+
+namespace attune::megatron {
+namespace {
+
+using Check = std::function<std::optional<std::string>(const Recipe&, const RecipeView&,
+                                                       const ClusterInfo&)>;
+struct Rule {
+  ConstraintInfo info;
+  Check check;
+};
+
+std::string S(long v) { return std::to_string(v); }
+using Found = std::optional<std::string>;
+
+Found WorldDivisible(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  long model = v.tp * v.pp * v.cp;
+  if (model > 0 && v.world % model == 0) return std::nullopt;
+  return "world size " + S(v.world) + " is not divisible by TP*PP*CP = " + S(v.tp) + "*" + S(v.pp) +
+         "*" + S(v.cp) + " = " + S(model) + "; choose sizes whose product divides the world size";
+}
+
+Found ExpertGrid(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  long grid = v.etp * v.ep * v.pp;
+  if (grid > 0 && v.world % grid == 0) return std::nullopt;
+  return "world size " + S(v.world) + " is not divisible by ETP*EP*PP = " + S(v.etp) + "*" + S(v.ep) +
+         "*" + S(v.pp) + " = " + S(grid) + "; lower EP or ETP";
+}
+
+Found PositiveSizes(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  for (long s : {v.tp, v.pp, v.cp, v.ep, v.etp}) {
+    if (s < 1) return "parallel sizes must be >= 1 (TP=" + S(v.tp) + " PP=" + S(v.pp) + " CP=" + S(v.cp) +
+                      " EP=" + S(v.ep) + " ETP=" + S(v.etp) + "); fix the malformed size";
+  }
+  return std::nullopt;
+}
+
+Found HeadsTp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (!v.heads || *v.heads % v.tp == 0) return std::nullopt;
+  return "--num-attention-heads " + S(*v.heads) + " is not a multiple of TP " + S(v.tp) +
+         "; use a TP that divides the head count";
+}
+
+Found QueryGroupsTp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (!v.query_groups || *v.query_groups % v.tp == 0 || v.tp % *v.query_groups == 0) {
+    return std::nullopt;
+  }
+  return "--num-query-groups " + S(*v.query_groups) + " and TP " + S(v.tp) +
+         " do not divide one another; use a TP that divides the groups or is a multiple of them";
+}
+
+Found FfnTp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (!v.ffn || *v.ffn % v.tp == 0) return std::nullopt;
+  return "FFN hidden size " + S(*v.ffn) + " is not divisible by TP " + S(v.tp) + "; use a TP that divides it";
+}
+
+Found MoeFfnEtp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (!v.experts || !v.moe_ffn || *v.moe_ffn % v.etp == 0) return std::nullopt;
+  return "MoE FFN hidden size " + S(*v.moe_ffn) + " is not divisible by ETP " + S(v.etp) +
+         "; use an ETP that divides it";
+}
+
+Found LayersPp(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  bool uneven = Has(r, "--decoder-first-pipeline-num-layers") ||
+                Has(r, "--decoder-last-pipeline-num-layers") ||
+                Has(r, "--pipeline-model-parallel-layout");
+  if (!v.layers || uneven || v.vpp_layers || v.vpp_stages) return std::nullopt;
+  long n = *v.layers + (Has(r, "--account-for-embedding-in-pipeline-split") ? 1 : 0) +
+           (Has(r, "--account-for-loss-in-pipeline-split") ? 1 : 0);
+  if (n % v.pp == 0) return std::nullopt;
+  return "number of layers " + S(n) + " is not divisible by PP " + S(v.pp) +
+         "; use a PP that divides the layers (or an uneven split)";
+}
+
+Found UnevenSplit(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  auto first = IntArg(r, "--decoder-first-pipeline-num-layers");
+  auto last = IntArg(r, "--decoder-last-pipeline-num-layers");
+  if ((!first && !last) || !v.layers) return std::nullopt;
+  long middle_stages = v.pp - (first ? 1 : 0) - (last ? 1 : 0);
+  long rest = *v.layers - first.value_or(0) - last.value_or(0);
+  bool ok = middle_stages > 0 ? rest >= 0 && rest % middle_stages == 0 : rest == 0;
+  if (ok) return std::nullopt;
+  return "with first/last stage layers the remaining " + S(rest) + " layers do not divide over " +
+         S(middle_stages) + " middle stages (PP " + S(v.pp) + "); adjust the split or PP";
+}
+
+Found VppAtMostOne(const Recipe& r, const RecipeView&, const ClusterInfo&) {
+  int n = Has(r, "--num-layers-per-virtual-pipeline-stage") +
+          Has(r, "--num-virtual-stages-per-pipeline-rank") +
+          Has(r, "--pipeline-model-parallel-layout");
+  if (n <= 1) return std::nullopt;
+  return "give at most one of --num-layers-per-virtual-pipeline-stage, "
+         "--num-virtual-stages-per-pipeline-rank, --pipeline-model-parallel-layout";
+}
+
+Found VppRequiresPp(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (v.vpp <= 1) return std::nullopt;
+  long min_pp = Has(r, "--no-overlap-p2p-communication") ? 3 : 2;
+  if (v.pp >= min_pp) return std::nullopt;
+  return "interleaved schedule (VPP " + S(v.vpp) + ") needs PP >= " + S(min_pp) + ", found PP " + S(v.pp) +
+         "; raise PP or remove the virtual-pipeline flag";
+}
+
+Found VppLayers(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (!v.layers || (!v.vpp_layers && !v.vpp_stages)) return std::nullopt;
+  if (*v.layers % v.pp != 0) {
+    return "with a virtual pipeline the layers " + S(*v.layers) + " must divide by PP " + S(v.pp);
+  }
+  long per_rank = *v.layers / v.pp;
+  if (v.vpp_layers && (*v.vpp_layers < 1 || per_rank % *v.vpp_layers != 0)) {
+    return "layers per PP rank " + S(per_rank) + " is not divisible by --num-layers-per-virtual-pipeline-stage " +
+           S(*v.vpp_layers) + "; choose a divisor";
+  }
+  if (v.vpp_stages && (*v.vpp_stages < 1 || per_rank % *v.vpp_stages != 0)) {
+    return "layers per PP rank " + S(per_rank) + " is not divisible by VPP " + S(*v.vpp_stages) +
+           "; choose a divisor";
+  }
+  return std::nullopt;
+}
+
+Found VppMicroBatches(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (v.vpp <= 1 || v.pp <= 1 || v.micro_batches <= 0) return std::nullopt;
+  long g = IntArg(r, "--microbatch-group-size-per-virtual-pipeline-stage").value_or(v.pp);
+  long m = v.micro_batches;
+  if (g >= v.pp && g <= m && (m % g == 0 || m % g >= v.pp)) return std::nullopt;
+  return "interleaved schedule needs micro-batches M >= group " + S(g) + " (default PP) and M % group == 0 "
+         "(or >= PP); found M = " + S(m) + ", PP = " + S(v.pp) + "; change MBS or PP";
+}
+
+Found CpSeq(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (v.cp <= 1 || !v.seq || *v.seq % (2 * v.cp) == 0) return std::nullopt;
+  return "--seq-length " + S(*v.seq) + " is not a multiple of 2*CP = " + S(2 * v.cp) + "; lower CP";
+}
+
+Found SpRequiresTp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (!v.sp || v.tp > 1) return std::nullopt;
+  return "--sequence-parallel needs TP > 1 (found TP " + S(v.tp) +
+         "; Megatron silently disables it); remove --sequence-parallel or raise TP";
+}
+
+Found SpSeqTp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (!v.sp || v.tp <= 1 || !v.seq || v.cp < 1) return std::nullopt;
+  if ((*v.seq / v.cp) % v.tp == 0) return std::nullopt;
+  return "with sequence parallelism seq/CP = " + S(*v.seq / v.cp) + " must divide by TP " + S(v.tp) +
+         "; choose another TP or CP";
+}
+
+Found MbsRequired(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (v.mbs && *v.mbs > 0) return std::nullopt;
+  return "--micro-batch-size must be set to a positive integer";
+}
+
+Found GbsDivisible(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!v.mbs || *v.mbs <= 0 || !v.gbs || v.dp <= 0) return std::nullopt;
+  if (Has(r, "--decrease-batch-size-if-needed")) return std::nullopt;
+  long unit = *v.mbs * v.dp;
+  if (*v.gbs % unit == 0 && *v.gbs >= unit) return std::nullopt;
+  return "global batch size " + S(*v.gbs) + " is not a positive multiple of MBS*DP = " + S(*v.mbs) +
+         "*" + S(v.dp) + " = " + S(unit) + "; choose an MBS (or DP) that divides it";
+}
+
+Found ExpertsEp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (v.ep <= 1 && v.etp <= 1) return std::nullopt;
+  if (v.ep > 1 && !v.experts) return "EP " + S(v.ep) + " needs --num-experts; remove EP";
+  if (v.ep > 1 && *v.experts % v.ep != 0) {
+    return "--num-experts " + S(*v.experts) + " is not a multiple of EP " + S(v.ep) + "; choose a divisor";
+  }
+  return std::nullopt;
+}
+
+Found MoeFlagsNeedExperts(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (v.experts) return std::nullopt;
+  for (const char* f : {"--moe-token-dispatcher-type", "--moe-grouped-gemm", "--moe-permute-fusion",
+                        "--expert-tensor-parallel-size", "--overlap-moe-expert-parallel-comm"}) {
+    if (Has(r, f)) return std::string(f) + " needs an MoE model (--num-experts); remove it";
+  }
+  return std::nullopt;
+}
+
+Found MoeBiasEtp(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!v.experts || Has(r, "--disable-bias-linear") || v.etp <= 1) return std::nullopt;
+  return "MoE with bias (no --disable-bias-linear) needs ETP == 1, found ETP " + S(v.etp) +
+         " (ETP defaults to TP); set --expert-tensor-parallel-size 1";
+}
+
+Found GroupedGemmCc(const Recipe& r, const RecipeView&, const ClusterInfo& c) {
+  if (!Has(r, "--moe-grouped-gemm") || c.compute_capability_major == 0 ||
+      c.compute_capability_major >= 8) {
+    return std::nullopt;
+  }
+  return "--moe-grouped-gemm needs compute capability >= 8, the cluster has " +
+         S(c.compute_capability_major) + "; remove it";
+}
+
+bool AllToAllOrFlex(const Recipe& r) {
+  auto d = StrArg(r, "--moe-token-dispatcher-type").value_or("allgather");
+  return d == "alltoall" || d == "flex";
+}
+
+Found MoeDispatcherDeps(const Recipe& r, const RecipeView&, const ClusterInfo&) {
+  if (Has(r, "--moe-flex-dispatcher-backend") &&
+      StrArg(r, "--moe-token-dispatcher-type").value_or("") != "flex") {
+    return "--moe-flex-dispatcher-backend needs --moe-token-dispatcher-type flex";
+  }
+  if (Has(r, "--moe-shared-expert-overlap") && !AllToAllOrFlex(r)) {
+    return "--moe-shared-expert-overlap needs the alltoall or flex dispatcher";
+  }
+  return std::nullopt;
+}
+
+Found EpOverlap(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!Has(r, "--overlap-moe-expert-parallel-comm")) return std::nullopt;
+  if (v.ep <= 1) return "--overlap-moe-expert-parallel-comm needs EP > 1, found EP " + S(v.ep);
+  if (!AllToAllOrFlex(r)) return "--overlap-moe-expert-parallel-comm needs the alltoall or flex dispatcher";
+  if (v.recompute_granularity == "full") return "--overlap-moe-expert-parallel-comm is incompatible with full recompute";
+  if (v.pp > 1 && v.vpp <= 1) return "--overlap-moe-expert-parallel-comm with PP > 1 needs a virtual pipeline";
+  return std::nullopt;
+}
+
+Found TpCommOverlapSp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  if (!v.tp_comm_overlap || v.sp) return std::nullopt;
+  return "--tp-comm-overlap needs --sequence-parallel; add --sequence-parallel";
+}
+
+Found DeterministicForbids(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!Has(r, "--deterministic-mode")) return std::nullopt;
+  if (v.tp_comm_overlap) return "--deterministic-mode forbids --tp-comm-overlap";
+  if (Has(r, "--cross-entropy-loss-fusion")) return "--deterministic-mode forbids --cross-entropy-loss-fusion";
+  return std::nullopt;
+}
+
+Found ParamGather(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!v.overlap_param) return std::nullopt;
+  bool sharded = v.dist_opt || Has(r, "--use-megatron-fsdp");
+  if (sharded && v.overlap_grad) return std::nullopt;
+  return std::string("--overlap-param-gather needs --use-distributed-optimizer and --overlap-grad-reduce (found ") +
+         (v.dist_opt ? "" : "no ") + "distributed optimizer, " + (v.overlap_grad ? "" : "no ") +
+         "overlap-grad-reduce); add them";
+}
+
+Found ParamGatherWithOptStep(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!Has(r, "--overlap-param-gather-with-optimizer-step")) return std::nullopt;
+  if (v.dist_opt && v.overlap_param && v.vpp > 1 && StrArg(r, "--ckpt-format").value_or("") == "torch") {
+    return std::nullopt;
+  }
+  return "--overlap-param-gather-with-optimizer-step needs the distributed optimizer, "
+         "--overlap-param-gather, a virtual pipeline and --ckpt-format torch";
+}
+
+Found MaxConnections(const Recipe& r, const RecipeView&, const ClusterInfo& c) {
+  if (!NeedsMaxConnectionsOne(r, c)) return std::nullopt;
+  auto env = GetValue(r, "env:CUDA_DEVICE_MAX_CONNECTIONS");
+  if (env && *env == "1") return std::nullopt;
+  return "TP or CP > 1 before Blackwell (compute capability " + S(c.compute_capability_major) +
+         " < 10) needs CUDA_DEVICE_MAX_CONNECTIONS=1, found " + (env ? "'" + *env + "'" : "unset") +
+         "; export CUDA_DEVICE_MAX_CONNECTIONS=1";
+}
+
+Found FsdpMaxConnections(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!v.fsdp) return std::nullopt;
+  auto env = GetValue(r, "env:CUDA_DEVICE_MAX_CONNECTIONS");
+  if (!env || *env != "1") return std::nullopt;
+  return "FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or != 1; unset it";
+}
+
+Found TorchFsdp2(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!Has(r, "--use-torch-fsdp2")) return std::nullopt;
+  if (v.pp != 1 || v.ep != 1) return "--use-torch-fsdp2 needs PP == 1 and EP == 1";
+  if (v.dist_opt) return "--use-torch-fsdp2 is incompatible with --use-distributed-optimizer";
+  if (!Has(r, "--no-gradient-accumulation-fusion")) return "--use-torch-fsdp2 needs --no-gradient-accumulation-fusion";
+  return std::nullopt;
+}
+
+Found RecomputeFull(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  auto method = StrArg(r, "--recompute-method");
+  auto n = IntArg(r, "--recompute-num-layers");
+  if (v.recompute_granularity == "full") {
+    if (!method || (*method != "uniform" && *method != "block")) {
+      return "--recompute-granularity full needs --recompute-method uniform|block";
+    }
+    long per_rank = v.layers ? *v.layers / std::max(1L, v.pp) : 0;
+    if (!n || *n < 1 || (per_rank > 0 && *n > per_rank)) {
+      return "--recompute-num-layers must be between 1 and the layers per PP rank (" + S(per_rank) + ")";
+    }
+    return std::nullopt;
+  }
+  if (method || n) {
+    return "--recompute-method / --recompute-num-layers need --recompute-granularity full (found '" +
+           v.recompute_granularity + "'); remove them or use full";
+  }
+  return std::nullopt;
+}
+
+Found DistributeSaved(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!Has(r, "--distribute-saved-activations")) return std::nullopt;
+  if (v.tp > 1 && v.recompute_granularity == "full" && !v.sp) return std::nullopt;
+  return "--distribute-saved-activations needs TP > 1, full recompute and no sequence parallelism";
+}
+
+Found CpuOffload(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  auto n = IntArg(r, "--cpu-offloading-num-layers").value_or(0);
+  if (n <= 0) return std::nullopt;
+  if (v.pp == 1 && v.recompute_granularity.empty() && !v.cuda_graphs) return std::nullopt;
+  return "--cpu-offloading-num-layers needs PP == 1, no recompute and no CUDA graphs";
+}
+
+Found CudaGraphs(const Recipe& r, const RecipeView&, const ClusterInfo&) {
+  auto impl = StrArg(r, "--cuda-graph-impl");
+  if (impl && (Has(r, "--enable-cuda-graph") || Has(r, "--external-cuda-graph"))) {
+    return "--cuda-graph-impl cannot be combined with --enable-cuda-graph / --external-cuda-graph";
+  }
+  if (impl && *impl == "full_iteration" && !Has(r, "--no-check-for-nan-in-loss-and-grad")) {
+    return "--cuda-graph-impl full_iteration needs --no-check-for-nan-in-loss-and-grad";
+  }
+  auto alloc = GetValue(r, "env:PYTORCH_CUDA_ALLOC_CONF").value_or("");
+  bool te = (impl && *impl == "transformer_engine") || Has(r, "--external-cuda-graph");
+  if (te && alloc.find("expandable_segments:True") != std::string::npos &&
+      GetValue(r, "env:NCCL_GRAPH_REGISTER").value_or("") != "0") {
+    return "Transformer Engine CUDA graphs with expandable segments need NCCL_GRAPH_REGISTER=0";
+  }
+  return std::nullopt;
+}
+
+Found AttentionLocal(const Recipe& r, const RecipeView&, const ClusterInfo&) {
+  if (StrArg(r, "--attention-backend").value_or("") != "local") return std::nullopt;
+  if (StrArg(r, "--spec").value_or("") == "local") return std::nullopt;
+  return "--attention-backend local needs --spec local";
+}
+
+Found CrossEntropyTe(const Recipe& r, const RecipeView&, const ClusterInfo&) {
+  if (Has(r, "--cross-entropy-loss-fusion") &&
+      StrArg(r, "--cross-entropy-fusion-impl").value_or("native") == "te") {
+    return "--cross-entropy-loss-fusion with --cross-entropy-fusion-impl te is rejected by Megatron";
+  }
+  return std::nullopt;
+}
+
+Found CpCommType(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  auto type = StrArg(r, "--cp-comm-type").value_or("p2p");
+  if (type.find("a2a+p2p") == std::string::npos) return std::nullopt;
+  auto sizes = StrArg(r, "--hierarchical-context-parallel-sizes");
+  long product = 1;
+  if (sizes) {
+    size_t pos = 0;
+    while (pos < sizes->size()) {
+      size_t end = sizes->find(' ', pos);
+      if (end == std::string::npos) end = sizes->size();
+      product *= std::atol(sizes->substr(pos, end - pos).c_str());
+      pos = end + 1;
+    }
+  }
+  if (sizes && product == v.cp) return std::nullopt;
+  return "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes whose product is CP " + S(v.cp);
+}
+
+Found DeferEmbedding(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!Has(r, "--defer-embedding-wgrad-compute") || v.pp > 1) return std::nullopt;
+  return "--defer-embedding-wgrad-compute needs PP > 1";
+}
+
+const std::vector<Rule>& Rules() {
+  static const std::vector<Rule> rules = {
+      {{"par.positive_sizes", "parallel sizes are integers >= 1"}, PositiveSizes},
+      {{"par.world_divisible", "world % (TP*PP*CP) == 0"}, WorldDivisible},
+      {{"par.expert_grid", "world % (ETP*EP*PP) == 0"}, ExpertGrid},
+      {{"par.heads_tp", "num_attention_heads % TP == 0"}, HeadsTp},
+      {{"par.query_groups_tp", "num_query_groups % TP == 0 or TP % num_query_groups == 0"}, QueryGroupsTp},
+      {{"par.ffn_tp", "ffn_hidden_size % TP == 0"}, FfnTp},
+      {{"par.moe_ffn_etp", "moe_ffn_hidden_size % ETP == 0"}, MoeFfnEtp},
+      {{"par.layers_pp", "num_layers (+embedding/loss stages) % PP == 0 without uneven split or VPP"}, LayersPp},
+      {{"par.uneven_split", "layers left after first/last stages divide over the middle stages"}, UnevenSplit},
+      {{"vpp.at_most_one", "at most one of the three virtual-pipeline flags"}, VppAtMostOne},
+      {{"vpp.requires_pp", "VPP needs PP > 1 (PP > 2 with --no-overlap-p2p-communication)"}, VppRequiresPp},
+      {{"vpp.layers_divisible", "layers per PP rank % VPP (or layers per virtual stage) == 0"}, VppLayers},
+      {{"vpp.micro_batches", "interleaving: M >= PP and M % PP == 0 (default group size)"}, VppMicroBatches},
+      {{"cp.seq_divisible", "seq_length % (2*CP) == 0 when CP > 1"}, CpSeq},
+      {{"cp.comm_type", "a2a+p2p needs hierarchical CP sizes whose product is CP"}, CpCommType},
+      {{"sp.requires_tp", "sequence parallel needs TP > 1"}, SpRequiresTp},
+      {{"sp.seq_divisible_tp", "with SP, (seq/CP) % TP == 0"}, SpSeqTp},
+      {{"batch.mbs_required", "--micro-batch-size is set and positive"}, MbsRequired},
+      {{"batch.gbs_divisible", "GBS % (MBS*DP) == 0 and GBS >= MBS*DP"}, GbsDivisible},
+      {{"moe.experts_ep", "EP needs --num-experts and num_experts % EP == 0"}, ExpertsEp},
+      {{"moe.requires_experts", "MoE flags need --num-experts"}, MoeFlagsNeedExperts},
+      {{"moe.bias_etp", "MoE with bias needs ETP == 1"}, MoeBiasEtp},
+      {{"moe.grouped_gemm_cc", "grouped GEMM needs compute capability >= 8"}, GroupedGemmCc},
+      {{"moe.dispatcher_deps", "flex backend needs flex; shared-expert overlap needs alltoall/flex"}, MoeDispatcherDeps},
+      {{"moe.ep_overlap", "EP comm overlap needs EP > 1, alltoall/flex, no full recompute, VPP with PP > 1"}, EpOverlap},
+      {{"tpov.requires_sp", "--tp-comm-overlap needs --sequence-parallel"}, TpCommOverlapSp},
+      {{"det.forbids", "--deterministic-mode forbids tp-comm-overlap and cross-entropy fusion"}, DeterministicForbids},
+      {{"dp.param_gather_prereqs", "--overlap-param-gather needs distributed optimizer and overlap-grad-reduce"}, ParamGather},
+      {{"dp.param_gather_with_opt_step", "param gather with optimizer step needs dist-opt, param gather, VPP, torch ckpt"}, ParamGatherWithOptStep},
+      {{"env.cuda_device_max_connections", "TP/CP > 1 before Blackwell needs CUDA_DEVICE_MAX_CONNECTIONS=1 (unless FSDP / EP overlap)"}, MaxConnections},
+      {{"env.fsdp_max_connections", "FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or != 1"}, FsdpMaxConnections},
+      {{"fsdp2.prereqs", "torch FSDP2: PP == EP == 1, no distributed optimizer, no grad-accumulation fusion"}, TorchFsdp2},
+      {{"rc.method_layers", "full recompute needs method and 1 <= num_layers <= layers per stage; others forbid them"}, RecomputeFull},
+      {{"rc.distribute_saved", "distribute-saved-activations needs TP > 1, full recompute, no SP"}, DistributeSaved},
+      {{"rc.cpu_offload", "CPU offloading needs PP == 1, no recompute, no CUDA graphs"}, CpuOffload},
+      {{"cg.combination", "CUDA graph flag combinations (exclusive flags, full_iteration, TE + expandable segments)"}, CudaGraphs},
+      {{"attn.local_spec", "--attention-backend local needs --spec local"}, AttentionLocal},
+      {{"ce.te_fusion", "cross-entropy fusion with the te implementation is rejected"}, CrossEntropyTe},
+      {{"pp.defer_embedding", "--defer-embedding-wgrad-compute needs PP > 1"}, DeferEmbedding},
+  };
+  return rules;
+}
+
+}  // namespace
+
+bool NeedsMaxConnectionsOne(const Recipe& recipe, const ClusterInfo& cluster) {
+  if (cluster.compute_capability_major >= 10) return false;
+  RecipeView v = ReadView(recipe);
+  if (v.tp <= 1 && v.cp <= 1) return false;
+  return !v.fsdp && !Has(recipe, "--overlap-moe-expert-parallel-comm");
+}
+
+std::vector<Violation> Violations(const Recipe& recipe, const ClusterInfo& cluster) {
+  RecipeView view = ReadView(recipe);
+  std::vector<Violation> out;
+  for (const auto& rule : Rules()) {
+    // Sizes below 1 would divide by zero in the rules that follow.
+    if (auto found = rule.check(recipe, view, cluster)) {
+      out.push_back({rule.info.id, *found});
+      if (rule.info.id == "par.positive_sizes") break;
+    }
+  }
+  return out;
+}
+
+Status ValidateRecipe(const Recipe& recipe, const ClusterInfo& cluster) {
+  auto violations = Violations(recipe, cluster);
+  if (violations.empty()) return Status::Ok();
+  std::string message = "recipe violates Megatron's combination rules: ";
+  for (size_t i = 0; i < violations.size(); ++i) {
+    if (i) message += "; ";
+    message += violations[i].rule_id + ": " + violations[i].message;
+  }
+  return Status::InvalidArgument(message);
+}
+
+const std::vector<ConstraintInfo>& ConstraintCatalog() {
+  static const std::vector<ConstraintInfo> catalog = [] {
+    std::vector<ConstraintInfo> out;
+    for (const auto& rule : Rules()) out.push_back(rule.info);
+    return out;
+  }();
+  return catalog;
+}
+
+}  // namespace attune::megatron

@@ -1,0 +1,10 @@
+// A well-formed test plugin: agent "testgood".
+#include "test_agent.h"
+
+namespace {
+attune::Result<std::unique_ptr<attune::Plugin>> Create(const attune::PluginContext&) {
+  return std::unique_ptr<attune::Plugin>(new attune::testplugin::TestAgent("testgood"));
+}
+}  // namespace
+
+ATTUNE_PLUGIN(attune::PluginKind::kAgent, "testgood", "1.2.3", Create)

@@ -1,0 +1,63 @@
+#include <catch2/catch.hpp>
+
+#include "automodel_fixture.h"
+
+using namespace attune;
+using namespace attune::automodel::testing;
+
+namespace {
+
+std::string Rule(const Recipe& r) {
+  auto s = TheStack().Validate(r, ClusterInfo{});
+  if (s.ok()) return "ok";
+  auto close = s.message().find(']');
+  return s.message().substr(1, close - 1);
+}
+
+}  // namespace
+
+TEST_CASE("every mesh, batch and schedule rule names itself", "[automodel][validate]") {
+  Recipe base = Import("launch_automodel.sh");  // 8 GPUs, tp 2, local batch 2, gbs 64
+  CHECK(Rule(base) == "ok");
+  CHECK(Rule(With(base, "--distributed.tp_size", "3")) == "mesh.world_divisible");
+  CHECK(Rule(With(base, "--distributed.strategy", "zero9")) == "strategy.known");
+  CHECK(Rule(With(base, "--distributed.dp_size", "3")) == "mesh.dp_size");
+  CHECK(Rule(With(With(base, "--distributed.strategy", "megatron_fsdp"), "--distributed.pp_size", "2")) ==
+        "mfsdp.no_pp_ep");
+  CHECK(Rule(With(base, "--distributed.strategy", "ddp")) == "ddp.no_model_parallel");
+  CHECK(Rule(With(base, "--distributed.dp_replicate_size", "4")) == "hsdp.divides_dp");
+  CHECK(Rule(With(base, "--distributed.ep_size", "3")) == "mesh.ep_divides");
+  CHECK(Rule(With(base, "--step_scheduler.local_batch_size", "3")) == "batch.divisible");
+  CHECK(Rule(With(base, "--distributed.pp_size", "2")) == "pp.pipeline_block");
+  Recipe pp = With(With(base, "--distributed.pp_size", "2"), "--distributed.pipeline.pp_microbatch_size", "2");
+  CHECK(Rule(pp) == "pp.microbatches");
+  CHECK(Rule(With(With(base, "--distributed.tp_size", "1"), "--distributed.cp_size", "8")) == "ok");
+  CHECK(Rule(With(With(base, "--dataset.seq_length", "4098"), "--distributed.cp_size", "4")) ==
+        "cp.seq_divisible");
+  Recipe mfsdp = With(base, "--distributed.strategy", "megatron_fsdp");
+  CHECK(Rule(With(mfsdp, "--distributed.activation_checkpointing", "selective")) == "ac.selective_strategy");
+}
+
+TEST_CASE("legal moves all validate and pass the gate", "[automodel][moves]") {
+  for (const char* script : {"launch_automodel.sh", "launch_torchrun.sh"}) {
+    Recipe base = Import(script);
+    auto moves = TheStack().LegalMoves(base, ClusterInfo{});
+    REQUIRE_FALSE(moves.empty());
+    for (const auto& move : moves) {
+      Recipe candidate = base;
+      REQUIRE(ApplyChanges(&candidate, move.changes).ok());
+      INFO(move.summary);
+      CHECK(TheStack().Validate(candidate, ClusterInfo{}).ok());
+      CHECK(TheStack().CheckObjective(base, candidate).pass);
+    }
+  }
+}
+
+TEST_CASE("moves that make no sense for the recipe are not offered", "[automodel][moves]") {
+  Recipe dense = With(Import("launch_automodel.sh"), "--distributed.tp_size", "1");
+  for (const auto& move : TheStack().LegalMoves(dense, ClusterInfo{})) {
+    CHECK(move.lever_id != "sequence_parallel");  // needs tp > 1
+    CHECK(move.lever_id != "ep_size");            // not a MoE model
+    CHECK(move.lever_id != "pp_schedule");        // pp is 1
+  }
+}

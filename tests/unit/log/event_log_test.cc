@@ -1,0 +1,156 @@
+// The event log's normal behaviour: append, reopen, replay, chain, lock, read-only.
+#include <catch2/catch.hpp>
+
+#include "attune/hash.h"
+#include "log/envelope.h"
+#include "log/event_log.h"
+#include "log_test_util.h"
+
+namespace attune {
+namespace {
+
+using testing::FixedClockOptions;
+using testing::TempDir;
+
+TEST_CASE("appended events are replayed in order after a reopen", "[log]") {
+  TempDir tmp;
+  {
+    auto log = EventLog::Open(tmp.path(), FixedClockOptions());
+    REQUIRE(log.ok());
+    CHECK((*log)->Append({NewEvent{"CampaignStarted", {{"name", "q"}}}}).value() == 1);
+    auto last = (*log)->Append({NewEvent{"JobRequested", {{"job", "a"}}},
+                                NewEvent{"JobSubmitted", {{"job", "a"}}, 2}});
+    REQUIRE(last.ok());
+    CHECK(*last == 3);
+  }
+  auto log = EventLog::Open(tmp.path(), FixedClockOptions());
+  REQUIRE(log.ok());
+  CHECK((*log)->last_seq() == 3);
+  CHECK((*log)->campaign_id() == "c1");
+  auto events = (*log)->ReadFrom(1);
+  REQUIRE(events.ok());
+  REQUIRE(events->size() == 3);
+  CHECK((*events)[0].type == "CampaignStarted");
+  CHECK((*events)[0].prev.empty());
+  CHECK((*events)[1].prev == (*events)[0].hash);
+  CHECK((*events)[2].prev == (*events)[1].hash);
+  CHECK((*events)[2].v == 2);
+  CHECK((*events)[2].data["job"] == "a");
+  CHECK((*log)->Append({NewEvent{"Tick"}}).value() == 4);
+}
+
+TEST_CASE("ReadFrom starts at the given seq and ForEach can stop early", "[log]") {
+  TempDir tmp;
+  testing::WriteTicks(tmp.path(), 10);
+  auto log = EventLog::Open(tmp.path(), FixedClockOptions());
+  REQUIRE(log.ok());
+  auto tail = (*log)->ReadFrom(8);
+  REQUIRE(tail.ok());
+  REQUIRE(tail->size() == 3);
+  CHECK(tail->front().seq == 8);
+  int seen = 0;
+  Status stopped = (*log)->ForEach(1, [&seen](const EventRecord& r) {
+    ++seen;
+    return r.seq == 4 ? Status::Aborted("enough") : Status::Ok();
+  });
+  CHECK(stopped.code() == StatusCode::kAborted);
+  CHECK(seen == 4);
+}
+
+TEST_CASE("a second opener of a campaign directory is refused with the holder's pid", "[log]") {
+  TempDir tmp;
+  auto first = EventLog::Open(tmp.path(), FixedClockOptions());
+  REQUIRE(first.ok());
+  auto second = EventLog::Open(tmp.path(), FixedClockOptions());
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.status().code() == StatusCode::kFailedPrecondition);
+  CHECK_THAT(second.status().message(),
+             Catch::Contains("is in use by attune pid " + std::to_string(getpid())));
+}
+
+TEST_CASE("a read-only open works while a writer holds the directory", "[log]") {
+  TempDir tmp;
+  auto writer = EventLog::Open(tmp.path(), FixedClockOptions());
+  REQUIRE(writer.ok());
+  REQUIRE((*writer)->Append({NewEvent{"Tick"}}).ok());
+  EventLogOptions ro;
+  ro.read_only = true;
+  auto reader = EventLog::Open(tmp.path(), ro);
+  REQUIRE(reader.ok());
+  CHECK((*reader)->last_seq() == 1);
+  CHECK((*reader)->Append({NewEvent{"Tick"}}).status().code() ==
+        StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("a read-only open of a directory without a log is not found", "[log]") {
+  TempDir tmp;
+  EventLogOptions ro;
+  ro.read_only = true;
+  auto opened = EventLog::Open(tmp.Sub("nothing"), ro);
+  CHECK(opened.status().code() == StatusCode::kNotFound);
+  auto empty_dir = EventLog::Open(tmp.path(), ro);
+  CHECK(empty_dir.status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("event types and campaign ids are restricted to safe characters", "[log]") {
+  TempDir tmp;
+  auto log = EventLog::Open(tmp.path(), FixedClockOptions());
+  REQUIRE(log.ok());
+  CHECK((*log)->Append({NewEvent{"bad type"}}).status().code() == StatusCode::kInvalidArgument);
+  CHECK((*log)->last_seq() == 0);
+  auto bad = EventLog::Open(tmp.Sub("x"), FixedClockOptions("a/b"));
+  CHECK(bad.status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("on_ack reports each acknowledged seq", "[log]") {
+  TempDir tmp;
+  std::vector<uint64_t> acked;
+  auto options = FixedClockOptions();
+  options.on_ack = [&acked](uint64_t seq) { acked.push_back(seq); };
+  auto log = EventLog::Open(tmp.path(), options);
+  REQUIRE(log.ok());
+  REQUIRE((*log)->Append({NewEvent{"A"}, NewEvent{"B"}}).ok());
+  REQUIRE((*log)->Append({NewEvent{"C"}}).ok());
+  CHECK(acked == std::vector<uint64_t>{2, 3});
+}
+
+TEST_CASE("the envelope is canonical JSON whose hash covers it without the hash", "[log][format]") {
+  EventRecord r{7, "JobFinished", 1, 1700000000123, {{"b", 2}, {"a", "x"}}, "", ""};
+  auto value = log::EncodeEnvelope(&r);
+  REQUIRE(value.ok());
+  std::string body = R"({"seq":7,"type":"JobFinished","v":1,"ts":1700000000123,)"
+                     R"("data":{"a":"x","b":2},"prev":"")";
+  CHECK(*value == body + R"(,"hash":")" + r.hash + R"("})");
+  CHECK(r.hash == Sha256Hex(body + "}"));
+  auto links = log::CheckEnvelope(*value);
+  REQUIRE(links.ok());
+  CHECK(links->seq == 7);
+  CHECK(links->prev.empty());
+  auto decoded = log::DecodeEnvelope(*value);
+  REQUIRE(decoded.ok());
+  CHECK(decoded->data == r.data);
+  CHECK(decoded->hash == r.hash);
+}
+
+TEST_CASE("event keys sort numerically by seq", "[log][format]") {
+  CHECK(log::EventKey("c", 255) < log::EventKey("c", 256));
+  CHECK(log::EventKey("c", 1).size() == 10);
+  CHECK(log::SeqFromKey(log::EventKey("c", 0x0102030405060708ull), "c") == 0x0102030405060708ull);
+  CHECK(log::SeqFromKey("other", "c") == 0);
+  CHECK(log::EventKey("c", UINT64_MAX) < log::EventKeyUpperBound("c"));
+}
+
+TEST_CASE("a batched watermark still gives a verified log after a clean close", "[log]") {
+  TempDir tmp;
+  auto options = FixedClockOptions();
+  options.watermark_sync_interval_ms = 1000;
+  testing::WriteTicks(tmp.path(), 20, options);
+  auto report = VerifyEventLog(tmp.path());
+  REQUIRE(report.ok());
+  CHECK(report->problems.empty());
+  CHECK(report->events == 20);
+  CHECK(report->acknowledged == 20);
+}
+
+}  // namespace
+}  // namespace attune

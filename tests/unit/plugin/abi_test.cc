@@ -1,0 +1,51 @@
+// ABI guard: the plugin ABI is every header in engine/include/attune. Whenever one changes,
+// kAbiVersion must be bumped (old plugins must then be refused) and the hash below updated.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "attune/hash.h"
+#include "attune/plugin.h"
+
+namespace attune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// kAbiVersion -> SHA-256 of the headers' contents concatenated in file-name order, i.e.
+//   cd engine/include/attune && cat $(ls *.h | LC_ALL=C sort) | sha256sum
+const std::map<uint32_t, std::string> kRecordedAbiHashes = {
+    {1, "7541165f04c5c5970eb1e7ca553ea957ec51b2c2a18d31ab2f49916fe99ee5db"},
+};
+
+std::string HeadersHash() {
+  std::vector<fs::path> headers;
+  for (const auto& e : fs::directory_iterator(std::string(ATTUNE_SOURCE_DIR) +
+                                              "/engine/include/attune")) {
+    if (e.path().extension() == ".h") headers.push_back(e.path());
+  }
+  std::sort(headers.begin(), headers.end(),
+            [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
+  std::string all;
+  for (const auto& h : headers) {
+    std::ifstream in(h, std::ios::binary);
+    all.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return Sha256Hex(all);
+}
+
+TEST_CASE("the plugin ABI headers match the hash recorded for kAbiVersion", "[plugin][abi]") {
+  std::string actual = HeadersHash();
+  auto recorded = kRecordedAbiHashes.find(kAbiVersion);
+  INFO("engine/include/attune changed (headers hash " << actual << "). Bump kAbiVersion in "
+       "engine/include/attune/plugin.h and add {" << kAbiVersion + 1 << ", \"<new hash>\"} to "
+       "kRecordedAbiHashes in tests/unit/plugin/abi_test.cc (the hash after the bump changes "
+       "again: rerun this test and copy the hash it prints).");
+  REQUIRE(recorded != kRecordedAbiHashes.end());
+  CHECK(recorded->second == actual);
+}
+
+}  // namespace
+}  // namespace attune
