@@ -54,6 +54,8 @@ void ScanKubeWord(const std::vector<Word>& args, size_t* i, KubeArgs* out) {
     out->violation = "'" + FlagName(t) + "' switches the cluster, user or kubeconfig";
   } else if (t == "-n" || t == "--namespace") {
     out->namespaces.push_back(next());
+  } else if (StartsWith(t, "-n=")) {
+    out->namespaces.push_back(Word{t.substr(3), w.dynamic});
   } else if (StartsWith(t, "--namespace=")) {
     out->namespaces.push_back(Word{t.substr(12), w.dynamic});
   } else if (StartsWith(t, "-n") && t.size() > 2) {

@@ -175,7 +175,9 @@ class Splitter {
     Splitter inner(s_.substr(pos_), depth_ + 1, out_);
     ATTUNE_RETURN_IF_ERROR(inner.ParseList(')').WithContext("in a process substitution"));
     pos_ += inner.pos();
-    cmd->argv.push_back(Word{std::string(1, kind) + "(...)", true});
+    Word w{"<(...)", true};
+    w.text[0] = kind;
+    cmd->argv.push_back(std::move(w));
     return Status::Ok();
   }
 

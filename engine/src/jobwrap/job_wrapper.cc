@@ -130,6 +130,11 @@ bool FileExists(const std::string& path) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != wrapper_pid) ::_exit(1);  // because the wrapper died before prctl took hold
+  // The job starts with default signal handling whatever the engine ignored or blocked (exec
+  // keeps ignored dispositions and the mask).
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
+  }
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -73,7 +73,8 @@ Result<Workflow> WorkflowFromJson(const Json& j) {
     // nlohmann reports a missing or mistyped member by throwing; name it for the user.
     return Status::InvalidArgument(std::string("normalized workflow: ") + e.what());
   }
-  auto recipe = RecipeFromJson(j.at("recipe"));
+  if (!j.contains("recipe")) return Status::InvalidArgument("normalized workflow: no 'recipe'");
+  auto recipe = RecipeFromJson(j["recipe"]);
   if (!recipe.ok()) return recipe.status().WithContext("normalized workflow: recipe");
   w.recipe = std::move(recipe).value();
   return w;

@@ -60,6 +60,10 @@ Option SingleOption(const ScoringContext& ctx, const MoveEstimate& e) {
                 MoveText(*e.move) + "]: expected " + Percent(e.gain) + " (speed prior " +
                 Percent(e.speed) + ", relevance ×" + Fixed(e.relevance) + ", history ×" +
                 Fixed(e.history) + (e.risk < 1 ? ", memory risk ×" + Fixed(e.risk) : "") + ")";
+  if (e.unlock_bonus > 0) {
+    o.rationale += "; includes " + Percent(e.unlock_bonus) +
+                   " for the out-of-memory change its saving could let fit later";
+  }
   if (e.predicted_peak_gib) {
     o.rationale += "; predicted peak " + Fixed(*e.predicted_peak_gib, "%.1f") + " GiB";
   }
@@ -99,14 +103,42 @@ double NeededSaving(const CampaignView& v, const MoveEstimate& hungry) {
   return kMemoryLimit * capacity / hungry_peak - 1;
 }
 
+// The change that ran out of memory, re-based on the leader and valued as if it fitted.
+std::optional<MoveEstimate> HungryEstimate(const ScoringContext& relaxed,
+                                           const CandidateRecord& oom, Move* hungry_move) {
+  *hungry_move = Move{oom.lever_id, Rebase(relaxed.view->leader, oom.changes), ""};
+  if (hungry_move->changes.empty() || relaxed.levers.count(oom.lever_id) == 0) return std::nullopt;
+  return EstimateMove(relaxed, *hungry_move, 0);
+}
+
+bool IsOom(const CandidateRecord& r) {
+  return r.failure && r.failure->kind == FailureKind::kOom;
+}
+
+// Half the best gain among changes that ran out of memory: what a memory-saving move may later
+// let fit (half, because it still has to be tried after the saver).
+double UnlockValue(const ScoringContext& ctx) {
+  ScoringContext relaxed = ctx;
+  relaxed.oom_at.clear();
+  double best = 0;
+  for (const CandidateRecord& r : ctx.view->history) {
+    Move hungry_move;
+    std::optional<MoveEstimate> h = IsOom(r) ? HungryEstimate(relaxed, r, &hungry_move)
+                                             : std::nullopt;
+    if (h) best = std::max(best, h->gain);
+  }
+  return 0.5 * best;
+}
+
 std::optional<Option> PairOption(const ScoringContext& ctx, const CandidateRecord& oom,
                                  const std::vector<MoveEstimate>& savers) {
   const CampaignView& v = *ctx.view;
-  Move hungry_move{oom.lever_id, Rebase(v.leader, oom.changes), ""};
-  if (hungry_move.changes.empty() || ctx.levers.count(oom.lever_id) == 0) return std::nullopt;
   ScoringContext relaxed = ctx;
   relaxed.oom_at.clear();  // because the pair exists to lift exactly that limit
-  MoveEstimate hungry = EstimateMove(relaxed, hungry_move, 0);
+  Move hungry_move;
+  std::optional<MoveEstimate> hungry_estimate = HungryEstimate(relaxed, oom, &hungry_move);
+  if (!hungry_estimate) return std::nullopt;
+  const MoveEstimate& hungry = *hungry_estimate;
   double needed = NeededSaving(v, hungry);
   std::optional<Option> best;
   for (const MoveEstimate& s : savers) {
@@ -115,7 +147,7 @@ std::optional<Option> PairOption(const ScoringContext& ctx, const CandidateRecor
     both.insert(both.end(), hungry_move.changes.begin(), hungry_move.changes.end());
     std::optional<Recipe> recipe = Apply(v.leader, both);
     if (!recipe || ctx.tried.recipe_ids.count(RecipeId(*recipe)) > 0) continue;
-    double gain = s.speed + hungry.gain;
+    double gain = s.speed + hungry.gain;  // the saver's own speed, without its unlock bonus
     if (best && gain <= best->gain) continue;
     Option o;
     o.changes = both;
@@ -143,7 +175,7 @@ std::optional<Option> BestPair(const ScoringContext& ctx, const std::vector<Move
   std::optional<Option> best;
   std::set<std::string> seen;
   for (auto r = ctx.view->history.rbegin(); r != ctx.view->history.rend(); ++r) {
-    if (!r->failure || r->failure->kind != FailureKind::kOom) continue;
+    if (!IsOom(*r)) continue;
     if (!seen.insert(DescribeChanges(r->changes)).second) continue;
     std::optional<Option> o = PairOption(ctx, *r, savers);
     if (o && (!best || o->gain > best->gain)) best = o;
@@ -207,6 +239,12 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
     const Move& m = view.legal_moves[i];
     if (AlreadyTried(ctx.tried, view.leader, m.changes)) continue;
     all.push_back(EstimateMove(ctx, m, static_cast<int>(i)));
+  }
+  double unlock = UnlockValue(ctx);
+  for (MoveEstimate& e : all) {
+    if (unlock <= 0 || !e.feasible || e.memory >= -0.05) continue;
+    e.unlock_bonus = unlock;
+    e.gain += unlock;
   }
   std::stable_sort(all.begin(), all.end(), [](const MoveEstimate& a, const MoveEstimate& b) {
     if (a.feasible != b.feasible) return a.feasible;

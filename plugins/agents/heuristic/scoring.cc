@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "reading.h"
 
@@ -29,6 +30,28 @@ const Change& MainChange(const std::vector<Change>& changes, const Lever* lever)
   return changes.front();
 }
 
+// Values that mean "the feature is off / the stack's default".
+bool IsOffValue(const std::string& v) {
+  return v == "none" || v == "auto" || v == "false" || v == "off" || v == "0";
+}
+
+// The order of a few categorical values from least to most of the feature (reference §1.4, §1.7),
+// so that, e.g., full -> selective recompute reads as a reverse move.
+std::optional<int> KnownRank(const std::string& key, const std::optional<std::string>& value) {
+  static const std::map<std::string, std::vector<std::string>> kOrders = {
+      {"--recompute-granularity", {"", "selective", "full"}},
+      {"--recompute-method", {"", "block", "uniform"}},
+      {"--cuda-graph-impl", {"none", "local", "transformer_engine", "full_iteration"}},
+  };
+  auto it = kOrders.find(key);
+  if (it == kOrders.end()) return std::nullopt;
+  std::string v = value.value_or("");
+  for (size_t i = 0; i < it->second.size(); ++i) {
+    if (it->second[i] == v) return static_cast<int>(i);
+  }
+  return std::nullopt;
+}
+
 void AddUnique(std::vector<std::string>* list, const std::string& s) {
   if (std::find(list->begin(), list->end(), s) == list->end()) list->push_back(s);
 }
@@ -42,16 +65,58 @@ double SpeedPrior(const ScoringContext& ctx, const Lever& lever, int direction) 
   return (prior + lesson->second.effect * n) / (1 + n);
 }
 
+bool IsMemoryKind(const std::string& kind) {
+  return kind == "memory_headroom" || kind == "memory_pressure" || kind == "oom";
+}
+
+// Catalogs list the memory kinds a lever addresses in either direction (micro-batch size lists
+// headroom and pressure); the move's own memory sign decides which one it addresses.
 std::vector<std::string> Addresses(const Lever& lever, int direction, double speed,
                                    double memory) {
   std::vector<std::string> out;
-  if (direction > 0) out = lever.addresses;
-  if (memory > 0.05 && speed > 0) AddUnique(&out, "memory_headroom");
-  if (memory < -0.05) {
+  if (direction > 0) {
+    for (const std::string& kind : lever.addresses) {
+      if (!IsMemoryKind(kind)) out.push_back(kind);
+    }
+  }
+  if (memory > 0.02 && speed > 0) AddUnique(&out, "memory_headroom");
+  if (memory < -0.02) {
     AddUnique(&out, "memory_pressure");
     AddUnique(&out, "oom");
   }
   return out;
+}
+
+// The measured effect of a past candidate relative to its base (+0.1 = 10% faster), when both
+// speedups are known.
+std::optional<double> MeasuredEffect(const CampaignView& view, const CandidateRecord& r) {
+  if (!r.speedup_vs_baseline) return std::nullopt;
+  double base = 1;
+  if (r.base_id != "baseline") {
+    auto it = std::find_if(view.history.begin(), view.history.end(),
+                           [&](const CandidateRecord& b) { return b.candidate_id == r.base_id; });
+    if (it == view.history.end() || !it->speedup_vs_baseline) return std::nullopt;
+    base = *it->speedup_vs_baseline;
+  }
+  return base > 0 ? std::optional<double>(*r.speedup_vs_baseline / base - 1) : std::nullopt;
+}
+
+// The prior blended with what this campaign measured for the same lever and direction (each
+// measurement counts as much as the prior), scaled per step.
+double BlendMeasured(const ScoringContext& ctx, const Lever& lever, int direction,
+                     double prior) {
+  double sum = prior;
+  int n = 1;
+  for (const CandidateRecord& r : ctx.view->history) {
+    if (r.lever_id != lever.id || r.changes.empty()) continue;
+    MoveShape shape = ShapeOf(r.changes, &lever);
+    if (shape.direction != direction) continue;
+    std::optional<double> effect = MeasuredEffect(*ctx.view, r);
+    if (!effect) continue;
+    sum += *effect / std::max(1.0, shape.steps);
+    ++n;
+  }
+  return sum / n;
 }
 
 double HistoryFactor(const ScoringContext& ctx, const Lever& lever, int direction) {
@@ -107,6 +172,9 @@ void CheckMemory(const ScoringContext& ctx, MoveEstimate* e) {
   double peak = *v.leader_measurement->peak_memory_gib;
   e->predicted_peak_gib = peak * (1 + e->memory);
   double capacity = v.cluster.device_memory_gib;
+  if (capacity > 0 && e->memory > 0 && *e->predicted_peak_gib > 0.75 * capacity) {
+    e->risk = 0.8;  // because the memory prior is rough and an OOM costs a whole job
+  }
   if (capacity > 0 && *e->predicted_peak_gib > kMemoryLimit * capacity) {
     e->feasible = false;
     char buf[128];
@@ -122,19 +190,21 @@ MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever) {
   MoveShape shape;
   if (changes.empty()) return shape;
   const Change& c = MainChange(changes, lever);
-  if (!c.from && c.to) return shape;
-  if (c.from && !c.to) {
-    shape.direction = -1;
-    return shape;
-  }
+  bool from_off = !c.from || IsOffValue(*c.from);
+  bool to_off = !c.to || IsOffValue(*c.to);
   std::optional<double> from = Number(c.from), to = Number(c.to);
   if (from && to) {
-    if (*from <= 0 || *to <= 0) {
-      shape.direction = *to >= *from ? 1 : -1;
-      return shape;
-    }
     shape.direction = *to >= *from ? 1 : -1;
-    shape.steps = std::max(1.0, std::fabs(std::log2(*to / *from)));
+    if (*from > 0 && *to > 0) shape.steps = std::max(1.0, std::fabs(std::log2(*to / *from)));
+    return shape;
+  }
+  if (from_off != to_off) {
+    shape.direction = to_off ? -1 : 1;
+    return shape;
+  }
+  std::optional<int> rank_from = KnownRank(c.key, c.from), rank_to = KnownRank(c.key, c.to);
+  if (rank_from && rank_to) {
+    shape.direction = *rank_to >= *rank_from ? 1 : -1;
     return shape;
   }
   shape.strength = 0.7;
@@ -174,11 +244,16 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
   MoveShape shape = ShapeOf(move.changes, &lever);
   e.direction = shape.direction;
   e.steps = shape.steps;
-  double base_speed = SpeedPrior(ctx, lever, shape.direction) * shape.strength;
+  double base_speed =
+      BlendMeasured(ctx, lever, shape.direction, SpeedPrior(ctx, lever, shape.direction)) *
+      shape.strength;
   e.speed = base_speed > 0 ? base_speed * (1 + 0.35 * (shape.steps - 1)) : base_speed * shape.steps;
   e.speed += ShapeCorrection(ctx, move);
   double base_memory = lever.expected_memory * shape.direction * shape.strength;
-  e.memory = std::pow(std::max(0.05, 1 + base_memory), shape.steps) - 1;
+  // Memory a larger setting uses grows with the value (activations scale with micro-batch);
+  // savings compound.
+  e.memory = base_memory > 0 ? base_memory * (std::exp2(shape.steps) - 1)
+                             : std::pow(std::max(0.05, 1 + base_memory), shape.steps) - 1;
   e.addresses = Addresses(lever, shape.direction, e.speed, e.memory);
   double best = 0;
   for (const std::string& kind : e.addresses) {

@@ -2,23 +2,31 @@
 //
 // How the heuristic values one legal move. Every number is a relative change (+0.08 = 8%).
 //
-// Direction. A lever's catalog priors (expected_speed, expected_memory, addresses) describe its
-// FORWARD use: switching it on, or increasing a numeric value. A move that switches a lever off
-// or decreases its value is REVERSE: its speed and memory priors are negated and it addresses the
-// memory diagnosis its memory sign implies (using memory: memory_headroom; saving: memory_pressure
-// and oom). A categorical move (one string value to another) counts as forward at 0.7 strength.
+// Direction. A lever's catalog priors (expected_speed, expected_memory) describe its FORWARD use:
+// setting a key that was absent (or none/auto/false/0), increasing a numeric value, or moving up a
+// known order (recompute: none < selective < full; CUDA graphs: none < local < transformer_engine).
+// The opposite is REVERSE: its speed and memory priors are negated. A categorical move between
+// two other values counts as forward at 0.7 strength.
+// Addresses. A forward move addresses the lever's non-memory diagnosis kinds; a reverse move none
+// of them. The memory kinds follow the move's own memory sign (catalogs list both directions):
+// using memory (with a speed gain) addresses memory_headroom; saving it addresses memory_pressure
+// and oom.
 //
 // Size. A numeric move of `steps` = |log2(to/from)| doublings gains with diminishing returns,
-// speed × (1 + 0.35·(steps−1)), and its memory change compounds: (1+memory)^steps − 1.
+// speed × (1 + 0.35·(steps−1)); memory it uses grows with the value, memory × (2^steps − 1), and
+// memory it saves compounds, (1+memory)^steps − 1.
 //
 // Expected gain = speed × relevance × history × risk, where
 //   relevance  0.5 + the highest severity among the diagnoses the move addresses (max 1.5);
 //   history    ×0.35 per slower / ×0.5 per within-noise result of the same lever and direction
 //              from the current leader (×0.7 / ×0.85 from an older leader), ×1.1 after a new
 //              leader made by the same lever and direction (momentum);
-//   risk       ×0.85 for a memory-hungry move when peak memory is unknown.
+//   risk       ×0.85 for a memory-hungry move when peak memory is unknown, ×0.8 when its
+//              predicted peak is above 75% of device memory.
 // Lessons of past campaigns replace the speed prior of a forward move by the mean of the prior and
-// the observed effects (the prior counts as one observation).
+// the observed effects (the prior counts as one observation, at most three lessons count). Then
+// what this campaign measured for the same lever and direction (speedup over its base, per step)
+// is averaged in the same way.
 // A move is infeasible (never proposed) when its predicted peak exceeds kMemoryLimit of device
 // memory, or it moves a numeric key forward to a value at or above one that already ran out of
 // memory, or with PP>1 when a larger micro-batch would grow the pipeline bubble more than it gains.
@@ -62,6 +70,7 @@ struct MoveEstimate {
   double history = 1;
   double risk = 1;
   double gain = 0;
+  double unlock_bonus = 0; // part of gain: half of what an out-of-memory change would gain
   std::optional<double> predicted_peak_gib;
   bool feasible = true;
   std::string note;        // why infeasible, or what the history did

@@ -36,8 +36,9 @@ Dims MakeDims(const TrainingSetup& s) {
 // K and V 4sb·gd, projection input 2sb·nd, dropout mask sbh, plus the score matrices of
 // unfused attention (5·a·s²·b: softmax output, dropout mask and output).
 double AttentionBytes(const TrainingSetup& s, const Dims& d, bool keep_scores) {
-  double bytes = d.sb * (4 * d.h + 2 * d.h + d.h) / d.sp + d.sb * (2 * d.nd + 2 * d.nd) / d.t +
-                 4 * d.sb * d.gd;
+  double gemm_in = s.feat.fp8 ? 1.0 : 2.0;  // TE saves FP8 GEMM inputs for backward
+  double bytes = d.sb * (4 * d.h + gemm_in * d.h + d.h) / d.sp +
+                 d.sb * (2 * d.nd + gemm_in * d.nd) / d.t + 4 * d.sb * d.gd;
   if (!s.feat.flash_attention && keep_scores) {
     double heads = std::max(1.0, static_cast<double>(s.model.heads) / d.t);
     double per_score = s.feat.attention_dropout ? 5.0 : 2.0;
@@ -49,7 +50,8 @@ double AttentionBytes(const TrainingSetup& s, const Dims& d, bool keep_scores) {
 // MLP: fc1 input 2sbh, fc1 output 2sb·F (twice with SwiGLU), activation output 2sb·F, mask sbh.
 double DenseMlpBytes(const TrainingSetup& s, const Dims& d, double width) {
   double e = s.model.swiglu ? 2.0 : 1.0;
-  return d.sb * (2 * d.h + d.h) / d.sp + d.sb * (2 * width * e + 2 * width) / d.t;
+  double gemm_in = s.feat.fp8 ? 1.0 : 2.0;
+  return d.sb * (gemm_in * d.h + d.h) / d.sp + d.sb * (2 * width * e + gemm_in * width) / d.t;
 }
 
 double MoeMlpBytes(const TrainingSetup& s, const Dims& d) {
@@ -108,8 +110,10 @@ double InFlightMicroBatches(const TrainingSetup& s, int stage) {
 double BytesPerParam(const TrainingSetup& s, double shards) {
   double grad = s.feat.grad_reduce_in_bf16 ? 2.0 : 4.0;
   double optimizer = s.feat.distributed_optimizer ? 12.0 / shards : 12.0;
-  double fp8 = s.feat.fp8 ? 1.0 : 0.0;  // TE's cached FP8 copy of the weights
-  return 2.0 + grad + optimizer + fp8;
+  // FP8 keeps a cached FP8 copy beside the BF16 weights, or only FP8 weights with
+  // --fp8-param-gather (the optimizer's FP32 master copy remains).
+  double weights = s.feat.fp8_param_gather ? 1.0 : s.feat.fp8 ? 3.0 : 2.0;
+  return weights + grad + optimizer;
 }
 
 }  // namespace

@@ -77,6 +77,7 @@ double AllGather(const Link& l, double n, double bytes_out) {
 // One layer's forward cost for one micro-batch on one GPU.
 struct LayerCost {
   double gemm = 0, attention = 0, elementwise = 0, tp = 0, cp = 0, ep = 0;
+  double scores = 0;  // unfused attention's softmax/dropout passes (part of elementwise)
 };
 
 double MlpFactor(const ModelShape& m) { return m.swiglu ? 3.0 : 2.0; }
@@ -93,14 +94,15 @@ void AddAttention(const Ctx& x, LayerCost* cost) {
   double d = static_cast<double>(m.kv_channels);
   double full = 4.0 * x.b * (x.seq / x.cp) * x.seq * d * heads_local;
   if (x.s.feat.flash_attention) {
-    double frac = GemmPeakFraction(x.c.gpu) * x.f.attention_fraction * Sat(d, x.f.gemm_half_dim);
+    double frac = GemmPeakFraction(x.c.gpu) * x.f.attention_fraction;
     cost->attention += 0.5 * full / (x.peak * frac);
   } else {
     // Unfused: the full score matrix is computed, then masked, softmaxed and dropped out in
     // separate kernels that stream it through HBM (~8 bytes per score forward).
     cost->attention += full / (x.peak * GemmPeakFraction(x.c.gpu) * Sat(d, x.f.gemm_half_dim));
     double scores = x.b * heads_local * (x.seq / x.cp) * x.seq;
-    cost->elementwise += scores * 8.0 / x.hbm;
+    cost->scores = scores * 8.0 / x.hbm;
+    cost->elementwise += cost->scores;
   }
 }
 
@@ -230,7 +232,7 @@ void AddLayers(const Ctx& x, bool moe, double layers, double stage_layers, Micro
   mb->ep += layers * 2 * f.ep;
   double share = RecomputedShare(x.s, stage_layers);
   mb->recompute += layers * share * ForwardTime(f);
-  if (x.s.feat.recompute == Recompute::kSelective) mb->recompute += layers * f.attention;
+  if (x.s.feat.recompute == Recompute::kSelective) mb->recompute += layers * (f.attention + f.scores);
 }
 
 void AddLogits(const Ctx& x, MicroBatchCost* mb) {

@@ -19,7 +19,7 @@ struct ModelFactors {
   double elementwise_traffic = 1.0;   // scale on the counted bytes of non-GEMM kernels
   double host_us_per_layer = 350;     // eager host time per layer per micro-batch (fwd+bwd)
   double comm_overlap_hidden = 0.7;   // share of a collective hidden by an overlap feature
-  double fp8_gemm_fraction = 0.65;    // FP8 GEMM efficiency relative to BF16 (of a 2x peak)
+  double fp8_gemm_fraction = 0.9;     // FP8 GEMM efficiency relative to BF16 (of a 2x peak)
 };
 
 // Parameters, in elements.

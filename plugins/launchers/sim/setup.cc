@@ -114,6 +114,7 @@ void ReadFeatures(FlagReader& r, TrainingSetup* s) {
   f.tp_comm_overlap = r.Switch("--tp-comm-overlap");
   f.overlap_p2p = !r.Switch("--no-overlap-p2p-communication");
   f.fp8 = r.Switch("--fp8-format");
+  f.fp8_param_gather = f.fp8 && r.Switch("--fp8-param-gather");
   f.fp16 = r.Switch("--fp16");
   f.grad_reduce_in_bf16 = r.Switch("--grad-reduce-in-bf16");
   std::string graph = r.Str("--cuda-graph-impl", "none");

@@ -66,6 +66,7 @@ struct Features {
   bool tp_comm_overlap = false;
   bool overlap_p2p = true;          // interleaved-schedule p2p overlap (default on with VPP)
   bool fp8 = false;
+  bool fp8_param_gather = false;    // parameters kept in FP8 (--fp8-param-gather)
   bool fp16 = false;
   bool grad_reduce_in_bf16 = false;
   bool cuda_graphs = false;

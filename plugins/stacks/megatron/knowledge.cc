@@ -194,7 +194,7 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
   ParseLeverValues(source, node["values"], path + ".values", &spec);
   if (node["presets"]) ParsePresets(source, node["presets"], path + ".presets", &spec);
   spec.companions = StrList(source, node["companions"], path + ".companions");
-  spec.requires = StrMap(source, node["requires"], path + ".requires");
+  spec.adds_when_on = StrMap(source, node["requires"], path + ".requires");
   spec.requires_present = StrList(source, node["requires_present"], path + ".requires_present");
   spec.excludes = StrList(source, node["excludes"], path + ".excludes");
   spec.lever.addresses = StrList(source, node["addresses"], path + ".addresses");

@@ -41,7 +41,7 @@ struct LeverSpec {
   std::string powers_of_two_up_to;   // "8", "gpus_per_node", "num_layers", "num_experts", "world"
   std::vector<Preset> presets;
   std::vector<std::string> companions;                        // named companion fixes
-  std::vector<std::pair<std::string, std::string>> requires;  // added when the lever turns on
+  std::vector<std::pair<std::string, std::string>> adds_when_on;// added when the lever turns on
   std::vector<std::string> requires_present;                  // must already be set
   std::vector<std::string> excludes;                          // must be absent to turn it on
   std::string loss_tolerance;        // tolerance class; "" = by changes_rng

@@ -36,9 +36,9 @@ nlohmann::json LeverToJson(const LeverSpec& s) {
     j["values"] = nlohmann::json::array();
     for (const auto& v : s.values) j["values"].push_back(ValueToJson(v));
   }
-  nlohmann::json requires = nlohmann::json::object();
-  for (const auto& [k, v] : s.requires) requires[k] = v;
-  j["requires"] = requires;
+  nlohmann::json adds = nlohmann::json::object();
+  for (const auto& [k, v] : s.adds_when_on) adds[k] = v;
+  j["requires"] = adds;
   if (!s.presets.empty()) {
     j["presets"] = nlohmann::json::array();
     for (const auto& p : s.presets) {

@@ -92,7 +92,7 @@ std::optional<std::vector<Change>> BuildChanges(const LeverSpec& spec,
     if (!GetValue(next, key)) return std::nullopt;
   }
   if (on) {
-    for (const auto& [key, v] : spec.requires) AddChange(&next, &changes, key, v);
+    for (const auto& [key, v] : spec.adds_when_on) AddChange(&next, &changes, key, v);
   }
   for (const auto& name : spec.companions) ApplyCompanion(name, cluster, &next, &changes);
   return changes;

@@ -25,7 +25,7 @@ TEST_CASE("quotes group words and are removed", "[hooks][shell]") {
   CHECK(Split(R"(echo 'a b' "c d" e\ f)") == Argvs{{"echo", "a b", "c d", "e f"}});
   CHECK(Split(R"(echo "it's" 'say "hi"')") == Argvs{{"echo", "it's", "say \"hi\""}});
   CHECK(Split(R"(echo a"b"'c'd)") == Argvs{{"echo", "abcd"}});
-  CHECK(Split(R"(echo "")") == Argvs{{"echo"}});
+  CHECK(Split(R"(echo "")") == Argvs{{"echo", ""}});
 }
 
 TEST_CASE("backslashes escape inside double quotes only before special characters",
@@ -72,11 +72,12 @@ TEST_CASE("variables and arithmetic make a word dynamic", "[hooks][shell]") {
   auto r = SplitCommands("kubectl -n $NS get pods ${X} $((1+2)) plain");
   REQUIRE(r.ok());
   const auto& argv = (*r)[0].argv;
-  REQUIRE(argv.size() == 7);
+  REQUIRE(argv.size() == 8);
   CHECK(argv[2].dynamic);
   CHECK(argv[5].dynamic);
   CHECK(argv[6].dynamic);
-  CHECK_FALSE(argv[6 - 3].dynamic);
+  CHECK_FALSE(argv[3].dynamic);
+  CHECK_FALSE(argv[7].dynamic);
   CHECK_FALSE(SplitCommands("echo '$HOME'")->at(0).argv[1].dynamic);
 }
 

@@ -38,7 +38,9 @@ TEST_CASE("the good test plugin loads and creates an agent", "[plugin]") {
   auto agent = host.CreateAgent("testgood", PluginContext{});
   REQUIRE(agent.ok());
   CHECK((*agent)->Name() == "testgood");
-  auto proposal = (*agent)->Propose(CampaignView{});
+  CampaignView view;
+  view.campaign_id = "c";
+  auto proposal = (*agent)->Propose(view);
   REQUIRE(proposal.ok());
   CHECK(proposal->done);
   std::ostringstream out, err;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "csv.h"
+#include "memory_model.h"
 #include "perf_model.h"
 #include "predict.h"
 
@@ -97,6 +98,14 @@ void Explain(const CalibrationRow& row) {
             << b.pp_p2p_s << " + bubble " << b.bubble_s << " + dp " << b.dp_comm_s
             << " + optimizer " << b.optimizer_s << "; MFU "
             << b.tflops_per_gpu / model->cluster.gpu.peak_bf16_tflops * 100 << "%\n";
+  auto m = attune::sim::EstimateMemory(model->setup, model->cluster);
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  std::cout << "memory stage " << m.worst.stage << ": weights+optimizer "
+            << m.worst.weight_optimizer_b / kGiB << " GiB (" << m.worst.params / 1e9
+            << "B params) + activations " << m.worst.activation_b / kGiB << " + transient "
+            << m.worst.transient_b / kGiB << " -> reserved " << m.worst.max_reserved_b / kGiB
+            << " + non-PyTorch " << m.worst.non_pytorch_b / kGiB << " of "
+            << m.capacity_b / kGiB << " GiB\n";
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ a step take a fraction of a second on two CPU cores; see README.md.
 
 import argparse
 import os
+import sys
 
 _SEPARATOR_WIDTH = 48
 
@@ -156,7 +157,8 @@ def parse_args(argv=None, prog=None):
 
 def print_rank_0(args, message):
     if args.rank == 0:
-        print(message, flush=True)
+        sys.stdout.write(message + '\n')  # one write, so ranks' lines never interleave
+        sys.stdout.flush()
 
 
 def _validate_parallel_sizes(args):
@@ -272,4 +274,5 @@ def _print_args(args):
         dots = '.' * (_SEPARATOR_WIDTH - len(name))
         lines.append('  {} {} {}'.format(name, dots, getattr(args, name)))
     lines.append('-------------------- end of arguments ---------------------')
-    print('\n'.join(lines), flush=True)
+    sys.stdout.write('\n'.join(lines) + '\n')
+    sys.stdout.flush()

@@ -7,8 +7,16 @@ every field ends with ' |'.
 import datetime
 import os
 import resource
+import sys
 
 _MEGA_BYTES = 1024.0 * 1024.0
+
+
+def emit(text):
+    """Writes text and its newline with one write: under PYTHONUNBUFFERED, print() issues two, and
+    lines of two data-parallel ranks sharing a pipe would interleave."""
+    sys.stdout.write(text + '\n')
+    sys.stdout.flush()
 
 
 def timestamp_prefix():
@@ -44,7 +52,7 @@ def _cpu_memory_mb():
         resident_pages = int(f.read().split()[1])
     current = resident_pages * os.sysconf('SC_PAGE_SIZE') / _MEGA_BYTES
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # because Linux gives KB
-    return current, peak
+    return current, max(peak, current)  # because ru_maxrss is only updated now and then
 
 
 def memory_line(rank, name, cuda):

@@ -28,12 +28,12 @@ from .model import GPTModel, num_floating_point_operations, pad_vocab
 
 def _print_rank_0(args, message):
     if args.rank == 0:
-        print(message, flush=True)
+        log_format.emit(message)
 
 
 def _print_rank_last(args, message):
     if args.rank == args.world_size - 1:
-        print(message, flush=True)
+        log_format.emit(message)
 
 
 def _configure_threads(args):
@@ -73,8 +73,9 @@ def _build_model_and_optimizer(args):
     model = GPTModel(args).to(args.device)
     count = sum(p.numel() for p in model.parameters())
     if args.data_parallel_rank == 0:
-        print(' > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {}'.format(
-            count), flush=True)
+        log_format.emit(
+            ' > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {}'.format(
+                count))
     if args.world_size > 1:
         for p in model.parameters():  # because every rank must start from the same weights
             dist.broadcast(p.data, src=0)
@@ -206,8 +207,8 @@ def _log(args, stats, iteration, lr, grad_norm, first):
 
 def _report_memory(args, iteration):
     if args.data_parallel_rank == 0:
-        print(log_format.memory_line(args.rank, '(after {} iterations)'.format(iteration),
-                                     args.cuda), flush=True)
+        log_format.emit(log_format.memory_line(
+            args.rank, '(after {} iterations)'.format(iteration), args.cuda))
 
 
 def _maybe_collect_garbage(args, iteration):

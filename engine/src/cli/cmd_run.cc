@@ -1,0 +1,97 @@
+// `attune run WORKFLOW [--dir DIR]`: start or resume a campaign (the steps layer does the work).
+#include <csignal>
+#include <atomic>
+#include <filesystem>
+#include <ostream>
+
+#include "cli/args.h"
+#include "log/dir_lock.h"
+
+#ifdef ATTUNE_HAVE_STEPS
+#include "steps/campaign_runner.h"
+#endif
+
+namespace attune::cli {
+
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void OnStopSignal(int) { g_stop_requested.store(true); }
+
+// SIGINT/SIGTERM only set a flag: the campaign pauses at a safe point and records it.
+void InstallStopHandlers() {
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// Says early, and the same way with or without the steps layer, that another attune holds DIR.
+// The lock is released again at once: RunCampaign takes it for the campaign's lifetime.
+Status CheckNotLocked(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return Status::Ok();
+  return log::DirLock::Acquire(dir).status();
+}
+
+std::string DefaultDir(const std::string& workflow) {
+  return "runs/" + std::filesystem::path(workflow).stem().string();
+}
+
+}  // namespace
+
+int RunRun(const std::vector<std::string>& args, Env& env) {
+  ArgParser p("run WORKFLOW [--dir DIR] [--plugin-path DIR] [--on-stop leave|cancel] [--json]",
+              "Starts a campaign of WORKFLOW in DIR (default runs/<workflow file name>), or "
+              "resumes the campaign already in DIR (then WORKFLOW may be omitted; the campaign "
+              "runs the workflow it started with). Ctrl-C pauses it cleanly (exit 3).");
+  p.Options()("dir", po::value<std::string>(), "campaign directory")(
+      "plugin-path", po::value<std::vector<std::string>>(), "extra plugin directory")(
+      "on-stop", po::value<std::string>()->default_value("leave"),
+      "on Ctrl-C: leave running jobs running (resume finds them) or cancel them")(
+      "json", "progress as NDJSON on stdout")(
+      "ack-file", po::value<std::string>(), "crash-test side channel: acknowledged seqs");
+  p.Positional("workflow");
+  int code = 0;
+  if (!p.Parse(args, env, &code)) return code;
+  bool json = p.Has("json");
+  std::string on_stop = p.Get("on-stop");
+  if (on_stop != "leave" && on_stop != "cancel") {
+    return ReportError(env, "run", Status::InvalidArgument(
+                                       "--on-stop must be 'leave' or 'cancel', not '" + on_stop +
+                                       "'"), json);
+  }
+  if (!p.Has("workflow") && !p.Has("dir")) {
+    return ReportError(env, "run", Status::InvalidArgument(
+                                       "give a WORKFLOW to start, or --dir DIR to resume"), json);
+  }
+  std::string dir = p.Has("dir") ? p.Get("dir") : DefaultDir(p.Get("workflow"));
+  Status unlocked = CheckNotLocked(dir);
+  if (!unlocked.ok()) return ReportError(env, "run", unlocked, json);
+#ifdef ATTUNE_HAVE_STEPS
+  RunOptions options;
+  options.workflow_path = p.Get("workflow");
+  options.campaign_dir = dir;
+  options.plugin_paths = env.plugin_paths;
+  for (const auto& path : p.GetList("plugin-path")) options.plugin_paths.push_back(path);
+  options.on_stop = on_stop == "cancel" ? OnStop::kCancel : OnStop::kLeaveRunning;
+  options.json = json;
+  options.out = env.out;
+  options.err = env.err;
+  options.stop_requested = &g_stop_requested;
+  options.ack_file = p.Get("ack-file");
+  options.attune_binary = env.binary;
+  InstallStopHandlers();
+  return RunCampaign(options);
+#else
+  (void)InstallStopHandlers;
+  return ReportError(env, "run", Status::Unimplemented(
+                                     "campaigns are not built in this binary (the steps layer, "
+                                     "target attune_steps, was missing at configure time)"),
+                     json);
+#endif
+}
+
+}  // namespace attune::cli

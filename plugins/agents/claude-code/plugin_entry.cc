@@ -1,0 +1,7 @@
+// Copyright attune authors.
+//
+// The claude-code agent plugin's one exported symbol.
+#include "attune/plugin.h"
+#include "claude_code_agent.h"
+
+ATTUNE_PLUGIN(attune::PluginKind::kAgent, "claude-code", "0.1.0", attune::agents::CreateClaudeCodeAgent)

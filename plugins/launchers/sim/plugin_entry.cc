@@ -1,0 +1,15 @@
+// The sim launcher's Boost.DLL entry point.
+#include "attune/plugin.h"
+#include "sim_launcher.h"
+
+namespace {
+
+attune::Result<std::unique_ptr<attune::Plugin>> CreateSim(const attune::PluginContext& context) {
+  auto launcher = attune::sim::SimLauncher::Create(context);
+  if (!launcher.ok()) return launcher.status();
+  return std::unique_ptr<attune::Plugin>(std::move(launcher).value());
+}
+
+}  // namespace
+
+ATTUNE_PLUGIN(attune::PluginKind::kLauncher, "sim", "0.1.0", CreateSim)

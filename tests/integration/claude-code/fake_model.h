@@ -1,0 +1,43 @@
+// Copyright attune authors.
+//
+// Test fixture: runs tests/fake_model/fake_model_server.py with a scenario, and reads back the
+// requests the CLI sent.
+#ifndef ATTUNE_TESTS_INTEGRATION_CLAUDE_CODE_FAKE_MODEL_H_
+#define ATTUNE_TESTS_INTEGRATION_CLAUDE_CODE_FAKE_MODEL_H_
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attune::testing {
+
+class FakeModel {
+ public:
+  // Starts the server in `dir` (scenario.json, requests.jsonl, port.txt); waits until it listens.
+  FakeModel(const std::filesystem::path& dir, const nlohmann::json& scenario);
+  ~FakeModel();
+  FakeModel(const FakeModel&) = delete;
+  FakeModel& operator=(const FakeModel&) = delete;
+
+  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // Bodies of the POST /v1/messages requests, in order.
+  std::vector<nlohmann::json> ModelRequests() const;
+
+ private:
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// Every tool_result block in a request's messages.
+std::vector<nlohmann::json> ToolResults(const nlohmann::json& request);
+// All text of a request's messages (text blocks and tool_result contents), concatenated.
+std::string MessagesText(const nlohmann::json& request);
+
+}  // namespace attune::testing
+
+#endif  // ATTUNE_TESTS_INTEGRATION_CLAUDE_CODE_FAKE_MODEL_H_

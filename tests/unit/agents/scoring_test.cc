@@ -1,0 +1,68 @@
+// Copyright attune authors.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "scoring.h"
+#include "view_fixtures.h"
+
+using attune::Change;
+using attune::Move;
+using attune::agents::EstimateMove;
+using attune::agents::MakeScoringContext;
+using attune::agents::ShapeOf;
+
+namespace {
+
+bool Has(const std::vector<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+}  // namespace
+
+TEST_CASE("a move's direction follows switches, numbers and known orders", "[agents][scoring]") {
+  CHECK(ShapeOf({{"--overlap-grad-reduce", std::nullopt, ""}}, nullptr).direction == 1);
+  CHECK(ShapeOf({{"--overlap-grad-reduce", "", std::nullopt}}, nullptr).direction == -1);
+  auto up = ShapeOf({{"--micro-batch-size", "1", "4"}}, nullptr);
+  CHECK(up.direction == 1);
+  CHECK(up.steps == Approx(2));
+  CHECK(ShapeOf({{"--recompute-granularity", "full", "selective"}}, nullptr).direction == -1);
+  CHECK(ShapeOf({{"--cuda-graph-impl", "none", "local"}}, nullptr).direction == 1);
+  CHECK(ShapeOf({{"--attention-backend", "flash", "fused"}}, nullptr).strength < 1);
+}
+
+TEST_CASE("a move addresses the memory diagnosis its own memory sign implies",
+          "[agents][scoring]") {
+  attune::CampaignView view = attune::testing::MakeView(30.0);
+  // A catalog that lists both memory directions for micro-batch size, as real catalogs do.
+  for (auto& lever : view.levers) {
+    if (lever.id == "micro_batch_size") lever.addresses = {"memory_headroom", "memory_pressure"};
+  }
+  auto ctx = MakeScoringContext(view);
+  Move bigger{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, ""};
+  auto e = EstimateMove(ctx, bigger, 0);
+  CHECK(Has(e.addresses, "memory_headroom"));
+  CHECK_FALSE(Has(e.addresses, "memory_pressure"));
+  CHECK(e.memory > 0);
+  Move less_recompute{"recompute", {{"--recompute-granularity", "selective", std::nullopt}}, ""};
+  auto r = EstimateMove(ctx, less_recompute, 1);
+  CHECK(r.direction == -1);
+  CHECK(r.speed > 0);
+  CHECK(Has(r.addresses, "memory_headroom"));
+}
+
+TEST_CASE("a measured slowdown of a lever lowers its next estimate", "[agents][scoring]") {
+  attune::CampaignView view = attune::testing::MakeView(30.0);
+  Move step{"micro_batch_size", {{"--micro-batch-size", "1", "4"}}, ""};
+  double before = EstimateMove(MakeScoringContext(view), step, 0).speed;
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = "micro_batch_size";
+  r.changes = {{"--micro-batch-size", "1", "2"}};
+  r.outcome = "slower";
+  r.speedup_vs_baseline = 0.95;
+  view.history.push_back(r);
+  double after = EstimateMove(MakeScoringContext(view), step, 0).speed;
+  CHECK(after < before);
+}

@@ -1,0 +1,230 @@
+// The fold: every event type, jobs in flight, the budget ledger, the leader, and refusals of
+// logs that cannot be folded.
+#include <catch2/catch.hpp>
+
+#include "campaign_fixtures.h"
+
+namespace attune {
+namespace {
+
+using testing::LogBuilder;
+using testing::TestMeasurement;
+using testing::TestRecipe;
+using nlohmann::json;
+
+TEST_CASE("CampaignStarted sets the settings, plugins, baseline and budget", "[fold]") {
+  CampaignState s = LogBuilder(2.5).Fold();
+  CHECK(s.started);
+  CHECK(s.campaign_id == "t");
+  CHECK(s.seed == 7);
+  CHECK(s.settings.job_time_limit_s == 600);
+  CHECK(s.ledger.total == 2.5);
+  CHECK(s.ledger.Left() == 2.5);
+  REQUIRE(s.plugins.size() == 1);
+  CHECK(s.plugins[0].name == "megatron");
+  CHECK(s.baseline == TestRecipe());
+  CHECK(s.cluster.device_type == "H100");
+  CHECK(s.steps.size() == 3);
+  CHECK(s.leader_id == "baseline");
+}
+
+TEST_CASE("steps are pending, then running, then finished with an outcome", "[fold]") {
+  LogBuilder b;
+  b.Add(events::kStepStarted, json{{"step", "baseline"}});
+  CampaignState s = b.Fold();
+  CHECK(s.FindStep("baseline")->started);
+  CHECK_FALSE(s.FindStep("baseline")->finished);
+  b.Add(events::kStepFinished, json{{"step", "baseline"}, {"outcome", "done"}});
+  s = b.Fold();
+  CHECK(s.FindStep("baseline")->finished);
+  CHECK(s.FindStep("baseline")->outcome == "done");
+  CHECK_FALSE(s.FindStep("tune")->started);
+}
+
+TEST_CASE("a requested job is in flight and reserves its worst case until it finishes", "[fold][budget]") {
+  LogBuilder b;
+  b.Request("t-baseline-1", "baseline", "baseline");
+  CampaignState s = b.Fold();
+  REQUIRE(s.InFlightJobs().size() == 1);
+  CHECK(s.ledger.reserved == Approx(2 * 600.0 / 3600));
+  CHECK(s.ledger.charged == 0);
+  CHECK(s.ledger.Left() == Approx(1.0 - 1.0 / 3));
+
+  b.Add(events::kJobSubmitted, json{{"job", "t-baseline-1"}, {"launcher_job_id", "42"}});
+  s = b.Fold();
+  CHECK(s.FindJob("t-baseline-1")->submitted);
+  CHECK(s.FindJob("t-baseline-1")->launcher_job_id == "42");
+  CHECK(s.InFlightJobs().size() == 1);
+
+  b.Finish("t-baseline-1", 360, TestMeasurement(1000));
+  s = b.Fold();
+  CHECK(s.InFlightJobs().empty());
+  CHECK(s.ledger.reserved == Approx(0).margin(1e-12));
+  CHECK(s.ledger.charged == Approx(2 * 360.0 / 3600));  // devices × (end − start)
+  CHECK(s.FindJob("t-baseline-1")->charged_total_after == Approx(0.2));
+  CHECK(s.MeasurementOf("baseline")->tokens_per_s_per_gpu == 1000);
+  CHECK(s.DiagnosisOf("baseline").at(0).kind == "memory_headroom");
+}
+
+TEST_CASE("the ledger fits a reservation only when it is within what remains", "[fold][budget]") {
+  LedgerState l{1.0, 0.5, 0.2};
+  CHECK(l.Left() == Approx(0.3));
+  CHECK(l.Fits(0.3));
+  CHECK_FALSE(l.Fits(0.31));
+}
+
+TEST_CASE("the representative measurement is the run with the median throughput", "[fold]") {
+  CampaignState s = LogBuilder().BaselineRun(1, 1000).BaselineRun(2, 900).BaselineRun(3, 1100).Fold();
+  CHECK(s.MeasurementsOf("baseline").size() == 3);
+  CHECK(s.MeasurementOf("baseline")->tokens_per_s_per_gpu == 1000);
+  CHECK(s.JobsOf("baseline", "baseline").size() == 3);
+  CHECK(s.NextAttempt("baseline", "baseline", 0) == 4);
+}
+
+TEST_CASE("a job cancelled by the engine does not count as a result", "[fold]") {
+  LogBuilder b;
+  b.Request("t-baseline-1", "baseline", "baseline");
+  Failure cancelled;
+  cancelled.kind = FailureKind::kCancelled;
+  b.Finish("t-baseline-1", 30, std::nullopt, cancelled, /*cancelled=*/true);
+  CampaignState s = b.Fold();
+  CHECK(s.JobsOf("baseline", "baseline").empty());
+  CHECK(s.FailedJobs() == 0);
+  CHECK(s.ledger.charged == Approx(2 * 30.0 / 3600));  // the time it ran is still charged
+  CHECK(s.NextAttempt("baseline", "baseline", 0) == 2);
+}
+
+TEST_CASE("a candidate goes from proposal through gate, job and rank to leader", "[fold]") {
+  LogBuilder b;
+  b.BaselineRun(1, 1000);
+  b.Propose("c001", 1, "2");
+  CampaignState s = b.Fold();
+  REQUIRE(s.candidates.size() == 1);
+  CHECK(s.candidates[0].outcome == "pending");
+  CHECK_FALSE(s.candidates[0].gated);
+  CHECK(*s.RecipeOf("c001") == TestRecipe("2"));
+
+  b.Gate("c001", true);
+  b.Request("t-c001-1", "c001", "candidate", TestRecipe("2"));
+  b.Finish("t-c001-1", 300, TestMeasurement(1200));
+  b.Rank("c001", "new_leader", 1200, 1.2);
+  b.Add(events::kLeaderChanged, json{{"from", "baseline"}, {"to", "c001"}, {"reason", "faster"}});
+  s = b.Fold();
+  const auto* c = s.FindCandidate("c001");
+  CHECK(c->gate_pass);
+  CHECK(c->rule_id == "ok");
+  CHECK(c->jobs == std::vector<std::string>{"t-c001-1"});
+  CHECK(c->ranked);
+  CHECK(c->outcome == "new_leader");
+  CHECK(*c->speedup_vs_leader == Approx(1.2));
+  CHECK(s.leader_id == "c001");
+  CHECK(s.PreviousLeader() == "baseline");
+  CHECK(s.ledger.charged == Approx(0.2 + 2 * 300.0 / 3600));
+}
+
+TEST_CASE("a refused candidate records its rule and costs nothing", "[fold][gate]") {
+  LogBuilder b;
+  b.Propose("c001", 1, "2").Gate("c001", false, "obj.lr").Rank("c001", "refused");
+  CampaignState s = b.Fold();
+  CHECK(s.FindCandidate("c001")->outcome == "refused");
+  CHECK(s.FindCandidate("c001")->rule_id == "obj.lr");
+  CHECK(s.ledger.charged == 0);
+  CHECK(s.jobs.empty());
+}
+
+TEST_CASE("a leader that fails the paired-loss check is reverted to the one before", "[fold][gate]") {
+  LogBuilder b;
+  b.Propose("c001", 1, "2").Add(events::kLeaderChanged, json{{"from", "baseline"}, {"to", "c001"}});
+  b.Propose("c002", 2, "4", "c001").Add(events::kLeaderChanged, json{{"from", "c001"}, {"to", "c002"}});
+  CHECK(b.Fold().PreviousLeader() == "c001");
+  b.Add(events::kPairedLossChecked, json{{"candidate", "c002"}, {"pass", false}, {"tolerance", 0.02},
+                                         {"compared", 3}, {"max_rel_diff", 0.1}, {"reason", "loss 1"}});
+  b.Add(events::kLeaderChanged, json{{"from", "c002"}, {"to", "c001"}, {"reason", "paired_loss_mismatch"}});
+  CampaignState s = b.Fold();
+  CHECK(s.leader_id == "c001");
+  CHECK(s.FindCandidate("c002")->outcome == "paired_loss_mismatch");
+  CHECK(s.PreviousLeader() == "baseline");
+  REQUIRE(s.paired_loss_checks.size() == 1);
+  CHECK_FALSE(s.paired_loss_checks[0].pass);
+}
+
+TEST_CASE("agent failures count in a row until a proposal is recorded", "[fold]") {
+  LogBuilder b;
+  b.Add(events::kAgentFailed, json{{"index", 1}, {"error", "timeout"}});
+  b.Add(events::kAgentFailed, json{{"index", 1}, {"error", "timeout"}});
+  CHECK(b.Fold().consecutive_agent_failures == 2);
+  b.Propose("c001", 1, "2");
+  CampaignState s = b.Fold();
+  CHECK(s.consecutive_agent_failures == 0);
+  CHECK(s.agent_failures == 2);
+  b.Add(events::kProposalRecorded, json{{"done", true}});
+  CHECK(b.Fold().agent_done);
+}
+
+TEST_CASE("pause, resume, speedup, report and finish are folded", "[fold]") {
+  LogBuilder b;
+  b.Add(events::kCampaignPaused, json{{"reason", "stop requested"}});
+  CHECK(b.Fold().paused);
+  b.Add(events::kCampaignResumed, json{{"plugins", json::array()}});
+  CHECK_FALSE(b.Fold().paused);
+  b.Add(events::kSpeedupMeasured, json{{"leader", "baseline"}, {"ratios", {1.0, 1.1, 1.2}},
+                                       {"median", 1.1}, {"min", 1.0}, {"max", 1.2}});
+  b.Add(events::kReportWritten, json{{"files", {{"REPORT.md", "ff"}}}});
+  b.Add(events::kCampaignFinished, json::object());
+  CampaignState s = b.Fold();
+  CHECK(s.speedup->median == 1.1);
+  CHECK(s.report_files.at("REPORT.md") == "ff");
+  CHECK(s.finished);
+  CHECK(s.last_seq == b.events().size());
+}
+
+TEST_CASE("logs that cannot be folded are refused with the seq and the reason", "[fold]") {
+  SECTION("an event before CampaignStarted") {
+    EventRecord e;
+    e.seq = 1;
+    e.type = events::kStepStarted;
+    auto s = CampaignState::Fold({e});
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.status().message(), Catch::Contains("comes before CampaignStarted"));
+  }
+  SECTION("an unknown event type") {
+    LogBuilder b;
+    b.Add("FutureThing", json::object());
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == StatusCode::kCorruption);
+    CHECK_THAT(s.status().message(), Catch::Contains("event 2 (FutureThing)"));
+    CHECK_THAT(s.status().message(), Catch::Contains("newer attune"));
+  }
+  SECTION("a job finished twice") {
+    LogBuilder b;
+    b.Request("j", "baseline", "baseline").Finish("j", 10, TestMeasurement(1)).Finish("j", 10, TestMeasurement(1));
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.status().message(), Catch::Contains("finished twice"));
+  }
+  SECTION("a verdict for an unknown candidate") {
+    LogBuilder b;
+    b.Gate("c009", true);
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.status().message(), Catch::Contains("unknown candidate"));
+  }
+  SECTION("a missing required field") {
+    LogBuilder b;
+    b.Add(events::kJobRequested, json{{"job", "j"}});
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.status().message(), Catch::Contains("event 2 (JobRequested)"));
+  }
+}
+
+TEST_CASE("candidate ids are zero-padded and reservations scale with devices", "[fold]") {
+  CHECK(CampaignState::CandidateId(3) == "c003");
+  CHECK(CampaignState::CandidateId(120) == "c120");
+  CampaignState s = LogBuilder(1.0, 3600).Fold();
+  CHECK(s.ReservationFor(TestRecipe()) == Approx(2.0));
+}
+
+}  // namespace
+}  // namespace attune

@@ -1,0 +1,191 @@
+// The knowledge files load, malformed ones are refused with file:line:col, Describe() shows them,
+// and every combination rule of Validate fires with its rule id.
+#include <catch2/catch.hpp>
+
+#include "knowledge.h"
+#include "test_support.h"
+#include "validate.h"
+
+namespace attune::megatron {
+namespace {
+
+using testing::H100;
+using testing::B200;
+using testing::DenseRecipe;
+using testing::MoeRecipe;
+using testing::Stack;
+using testing::With;
+
+bool Violates(const Recipe& r, const ClusterInfo& c, const std::string& rule) {
+  for (const auto& v : Violations(r, c)) {
+    if (v.rule_id == rule) return true;
+  }
+  return false;
+}
+
+TEST_CASE("the shipped knowledge files load with every lever of the reference", "[megatron][knowledge]") {
+  const auto& levers = Stack().Levers();
+  std::set<std::string> ids;
+  for (const auto& l : levers) ids.insert(l.id);
+  for (const char* id : {"tensor_parallel", "pipeline_parallel", "virtual_pipeline_stages", "context_parallel",
+                         "expert_parallel", "expert_tensor_parallel", "sequence_parallel",
+                         "distributed_optimizer", "overlap_grad_reduce", "overlap_param_gather",
+                         "tp_comm_overlap", "recompute", "micro_batch_size", "attention_backend",
+                         "moe_token_dispatcher", "moe_grouped_gemm", "cuda_graphs", "manual_gc",
+                         "cuda_device_max_connections", "nccl_nvls_enable", "nccl_ib_qps_per_connection"}) {
+    INFO(id);
+    CHECK(ids.count(id) == 1);
+  }
+  CHECK(Stack().knowledge().triage.signatures.size() >= 10);
+  CHECK(Stack().knowledge().objective.conditional.size() >= 7);
+}
+
+TEST_CASE("a lever with an unknown type is refused with file:line:col", "[megatron][knowledge]") {
+  auto r = ParseLevers("version: 1\nlevers:\n  - id: x\n    keys: [--x]\n    type: knob\n", "levers.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("levers.yaml:5:11") && Catch::Contains("unknown lever type 'knob'"));
+}
+
+TEST_CASE("an unknown lever field is refused with its path and the allowed fields", "[megatron][knowledge]") {
+  auto r = ParseLevers("version: 1\nlevers:\n  - id: x\n    keys: [--x]\n    type: switch\n    adresses: [oom]\n",
+                       "levers.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("levers.yaml:6:5") && Catch::Contains("levers[0]") &&
+                                       Catch::Contains("unknown key 'adresses'"));
+}
+
+TEST_CASE("a YAML syntax error names the file, line and column", "[megatron][knowledge]") {
+  auto r = ParseObjective("version: 1\nobjective: [\n  - id: a\n", "objective.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::StartsWith("objective.yaml:"));
+}
+
+TEST_CASE("an unknown condition in a conditional rule is refused", "[megatron][knowledge]") {
+  auto r = ParseObjective("version: 1\nconditional:\n  - id: c\n    when_changed: [--a]\n    refuse_if: {sometimes: --b}\n",
+                          "objective.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("objective.yaml:5:") && Catch::Contains("unknown condition 'sometimes'"));
+}
+
+TEST_CASE("a triage signature with a broken regex or kind is refused", "[megatron][knowledge]") {
+  auto bad_regex = ParseTriage("version: 1\nsignatures:\n  - {id: a, kind: oom, regex: '(', hint: h}\n", "triage.yaml");
+  REQUIRE_FALSE(bad_regex.ok());
+  CHECK_THAT(bad_regex.status().message(), Catch::Contains("triage.yaml:3:") && Catch::Contains("invalid regular expression"));
+  auto bad_kind = ParseTriage("version: 1\nsignatures:\n  - {id: a, kind: boom, regex: 'x', hint: h}\n", "triage.yaml");
+  REQUIRE_FALSE(bad_kind.ok());
+  CHECK_THAT(bad_kind.status().message(), Catch::Contains("unknown failure kind 'boom'"));
+}
+
+TEST_CASE("a missing data directory is a clear error", "[megatron][knowledge]") {
+  auto r = MegatronStack::Open("/nonexistent");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("/nonexistent/stacks/megatron/levers.yaml"));
+}
+
+TEST_CASE("Describe lists levers, objective rules, conditions and constraints", "[megatron][describe]") {
+  auto j = Stack().Describe();
+  CHECK(j["stack"] == "megatron");
+  CHECK(j["levers"].size() == Stack().Levers().size());
+  CHECK(j["objective"]["objective"].size() >= 10);
+  CHECK(j["objective"]["conditional"][0].contains("refuse_if"));
+  CHECK(j["objective"]["fail_closed"]["id"] == "fail_closed.unknown_key");
+  CHECK(j["constraints"].size() == ConstraintCatalog().size());
+  CHECK(j["triage"].size() == Stack().knowledge().triage.signatures.size());
+}
+
+TEST_CASE("the reference recipes are valid", "[megatron][validate]") {
+  CHECK(Stack().Validate(DenseRecipe(), H100()).ok());
+  CHECK(Stack().Validate(MoeRecipe(), H100()).ok());
+  CHECK(Stack().Validate(testing::TinyRecipe(), H100()).ok());
+}
+
+struct RuleCase {
+  const char* rule;
+  std::vector<std::pair<std::string, std::optional<std::string>>> set;
+  bool moe = false;
+};
+
+TEST_CASE("every combination rule refuses with its rule id", "[megatron][validate]") {
+  using V = std::optional<std::string>;
+  const std::vector<RuleCase> cases = {
+      {"par.positive_sizes", {{"--tensor-model-parallel-size", V("0")}}},
+      {"par.world_divisible", {{"--tensor-model-parallel-size", V("3")}}},
+      {"par.expert_grid", {{"--expert-model-parallel-size", V("8")}, {"--expert-tensor-parallel-size", V("2")}, {"--pipeline-model-parallel-size", V("2")}}, true},
+      {"par.heads_tp", {{"--num-attention-heads", V("33")}}},
+      {"par.query_groups_tp", {{"--group-query-attention", V("")}, {"--num-query-groups", V("3")}}},
+      {"par.ffn_tp", {{"--ffn-hidden-size", V("11001")}}},
+      {"par.moe_ffn_etp", {{"--moe-ffn-hidden-size", V("1001")}, {"--expert-tensor-parallel-size", V("2")}, {"--tensor-model-parallel-size", V("2")}, {"env:CUDA_DEVICE_MAX_CONNECTIONS", V("1")}}, true},
+      {"par.layers_pp", {{"--num-layers", V("31")}}},
+      {"par.uneven_split", {{"--pipeline-model-parallel-size", V("4")}, {"--decoder-first-pipeline-num-layers", V("6")}}},
+      {"vpp.at_most_one", {{"--num-virtual-stages-per-pipeline-rank", V("2")}, {"--num-layers-per-virtual-pipeline-stage", V("8")}}},
+      {"vpp.requires_pp", {{"--pipeline-model-parallel-size", V("1")}, {"--num-virtual-stages-per-pipeline-rank", V("2")}}},
+      {"vpp.layers_divisible", {{"--num-virtual-stages-per-pipeline-rank", V("3")}}},
+      {"vpp.micro_batches", {{"--num-virtual-stages-per-pipeline-rank", V("2")}, {"--global-batch-size", V("4")}}},
+      {"cp.seq_divisible", {{"--context-parallel-size", V("2")}, {"--pipeline-model-parallel-size", V("1")}, {"--seq-length", V("4098")}}},
+      {"cp.comm_type", {{"--cp-comm-type", V("a2a+p2p")}}},
+      {"sp.requires_tp", {{"--tensor-model-parallel-size", V("1")}}},
+      {"sp.seq_divisible_tp", {{"--seq-length", V("4095")}}},
+      {"batch.mbs_required", {{"--micro-batch-size", std::nullopt}}},
+      {"batch.gbs_divisible", {{"--global-batch-size", V("250")}}},
+      {"moe.experts_ep", {{"--expert-model-parallel-size", V("3")}}, true},
+      {"moe.requires_experts", {{"--moe-grouped-gemm", V("")}}},
+      {"moe.bias_etp", {{"--disable-bias-linear", std::nullopt}, {"--expert-tensor-parallel-size", V("2")}}, true},
+      {"moe.dispatcher_deps", {{"--moe-shared-expert-overlap", V("")}}, true},
+      {"moe.ep_overlap", {{"--overlap-moe-expert-parallel-comm", V("")}}, true},
+      {"tpov.requires_sp", {{"--tp-comm-overlap", V("")}, {"--sequence-parallel", std::nullopt}}},
+      {"det.forbids", {{"--deterministic-mode", V("")}, {"--cross-entropy-loss-fusion", V("")}}},
+      {"dp.param_gather_prereqs", {{"--overlap-param-gather", V("")}, {"--use-distributed-optimizer", std::nullopt}}},
+      {"dp.param_gather_with_opt_step", {{"--overlap-param-gather-with-optimizer-step", V("")}}},
+      {"env.cuda_device_max_connections", {{"env:CUDA_DEVICE_MAX_CONNECTIONS", std::nullopt}}},
+      {"env.fsdp_max_connections", {{"--use-megatron-fsdp", V("")}}},
+      {"fsdp2.prereqs", {{"--use-torch-fsdp2", V("")}}},
+      {"rc.method_layers", {{"--recompute-granularity", V("full")}}},
+      {"rc.distribute_saved", {{"--distribute-saved-activations", V("")}}},
+      {"rc.cpu_offload", {{"--cpu-offloading-num-layers", V("2")}}},
+      {"cg.combination", {{"--cuda-graph-impl", V("transformer_engine")}, {"env:PYTORCH_CUDA_ALLOC_CONF", V("expandable_segments:True")}}},
+      {"attn.local_spec", {{"--attention-backend", V("local")}}},
+      {"ce.te_fusion", {{"--cross-entropy-loss-fusion", V("")}, {"--cross-entropy-fusion-impl", V("te")}}},
+      {"pp.defer_embedding", {{"--defer-embedding-wgrad-compute", V("")}, {"--pipeline-model-parallel-size", V("1")}}},
+  };
+  std::set<std::string> covered;
+  for (const auto& c : cases) {
+    Recipe r = c.moe ? MoeRecipe() : DenseRecipe();
+    for (const auto& [k, v] : c.set) r = With(r, k, v);
+    INFO(c.rule << " on " << DescribeChanges(Diff(c.moe ? MoeRecipe() : DenseRecipe(), r)));
+    CHECK(Violates(r, H100(), c.rule));
+    auto status = Stack().Validate(r, H100());
+    CHECK_FALSE(status.ok());
+    CHECK_THAT(status.message(), Catch::Contains(c.rule));
+    covered.insert(c.rule);
+  }
+  for (const auto& rule : ConstraintCatalog()) {
+    INFO("no test case for " << rule.id);
+    CHECK(covered.count(rule.id) == 1);
+  }
+}
+
+TEST_CASE("a violation message names the values and the fix", "[megatron][validate]") {
+  auto status = Stack().Validate(With(DenseRecipe(), "--global-batch-size", "250"), H100());
+  CHECK_THAT(status.message(), Catch::Contains("250") && Catch::Contains("MBS*DP = 1*4 = 4") &&
+                                   Catch::Contains("choose an MBS"));
+}
+
+TEST_CASE("CUDA_DEVICE_MAX_CONNECTIONS=1 is required before Blackwell only", "[megatron][validate]") {
+  Recipe r = With(DenseRecipe(), "env:CUDA_DEVICE_MAX_CONNECTIONS", std::nullopt);
+  CHECK(Violates(r, H100(), "env.cuda_device_max_connections"));
+  CHECK_FALSE(Violates(r, B200(), "env.cuda_device_max_connections"));
+  Recipe tp1 = With(With(r, "--tensor-model-parallel-size", "1"), "--sequence-parallel", std::nullopt);
+  CHECK_FALSE(Violates(tp1, H100(), "env.cuda_device_max_connections"));
+}
+
+TEST_CASE("selective recompute refuses a method; full needs layers within the stage", "[megatron][validate]") {
+  Recipe sel = With(With(DenseRecipe(), "--recompute-granularity", "selective"), "--recompute-method", "uniform");
+  CHECK(Violates(sel, H100(), "rc.method_layers"));
+  Recipe full = With(With(With(DenseRecipe(), "--recompute-granularity", "full"), "--recompute-method", "block"),
+                     "--recompute-num-layers", "17");
+  CHECK(Violates(full, H100(), "rc.method_layers"));  // 32 layers / PP 2 = 16 per stage
+  CHECK_FALSE(Violates(With(full, "--recompute-num-layers", "16"), H100(), "rc.method_layers"));
+}
+
+}  // namespace
+}  // namespace attune::megatron

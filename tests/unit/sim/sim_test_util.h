@@ -1,0 +1,73 @@
+// Helpers shared by the sim launcher tests: small Megatron recipes and job specs.
+#ifndef ATTUNE_TESTS_UNIT_SIM_SIM_TEST_UTIL_H_
+#define ATTUNE_TESTS_UNIT_SIM_SIM_TEST_UTIL_H_
+
+#include <filesystem>
+#include <initializer_list>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "attune/launcher.h"
+#include "attune/recipe.h"
+
+namespace attune::sim::testing {
+
+// A 1.3B-class GPT recipe for 8 GPUs (TP 2, DP 4) that Megatron accepts and that fits an H100.
+inline Recipe SmallGpt(std::initializer_list<std::pair<std::string, std::string>> overrides = {}) {
+  Recipe r;
+  r.stack = "megatron";
+  r.entry = {"python3", "pretrain_gpt.py"};
+  r.topology = {1, 8, "H100"};
+  r.env = {{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
+  std::vector<std::pair<std::string, std::string>> args = {
+      {"--num-layers", "24"},          {"--hidden-size", "2048"},
+      {"--num-attention-heads", "16"}, {"--seq-length", "2048"},
+      {"--max-position-embeddings", "2048"}, {"--micro-batch-size", "2"},
+      {"--global-batch-size", "64"},   {"--tensor-model-parallel-size", "2"},
+      {"--lr", "3e-4"},                {"--train-iters", "50"},
+      {"--log-interval", "10"},        {"--bf16", ""},
+      {"--log-throughput", ""},        {"--sequence-parallel", ""},
+      {"--use-distributed-optimizer", ""}, {"--vocab-size", "50257"}};
+  for (const auto& [flag, value] : args) {
+    r.args.push_back({flag, value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value}});
+  }
+  for (const auto& [flag, value] : overrides) {
+    REQUIRE(SetValue(&r, flag, value == "<absent>" ? std::nullopt : std::optional<std::string>(value)).ok());
+  }
+  return r;
+}
+
+inline JobSpec Spec(const std::string& name, const Recipe& recipe, const std::string& dir) {
+  JobSpec s;
+  s.name = name;
+  s.job_dir = dir + "/" + name;
+  s.log_path = s.job_dir + "/stdout.log";
+  s.recipe = recipe;
+  s.devices = recipe.topology.WorldSize();
+  s.nodes = recipe.topology.nodes;
+  s.time_limit_s = 3600;
+  return s;
+}
+
+// A fresh directory under the system temp dir, removed when the object goes away.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("attune-sim-test-" + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace attune::sim::testing
+
+#endif  // ATTUNE_TESTS_UNIT_SIM_SIM_TEST_UTIL_H_

@@ -1,0 +1,181 @@
+// attune_log_bench [--dir DIR] [--appends N] [--replay 100000,1000000]
+//
+// Prints, for the disk holding DIR (default: the current directory):
+//  1. raw fdatasync rate: 256-byte append + fdatasync to a plain file;
+//  2. durable append rate: EventLog::Append of one event (one synced WriteBatch + the ACKED
+//     watermark), with the watermark synced every append and batched (100 ms);
+//     the ratio of each to (1) (target >= 0.8);
+//  3. replay of logs of each given size: Open (full chain verification) and a full ForEach
+//     decode, timed in a fresh child process whose peak RSS is reported (targets for 1M events:
+//     <= 2 s, <= 500 MB).
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "log/event_log.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+double RawFdatasyncRate(const std::string& dir, int n) {
+  std::string path = dir + "/fdatasync.bench";
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+  if (fd < 0) {
+    std::perror("open");
+    std::exit(1);
+  }
+  std::string record(256, 'x');
+  auto start = Clock::now();
+  for (int i = 0; i < n; ++i) {
+    if (write(fd, record.data(), record.size()) < 0 || fdatasync(fd) != 0) {
+      std::perror("write/fdatasync");
+      std::exit(1);
+    }
+  }
+  double rate = n / Seconds(start);
+  close(fd);
+  fs::remove(path);
+  return rate;
+}
+
+nlohmann::json TypicalEventData(int i) {
+  return {{"job", "bench-c" + std::to_string(i % 1000) + "-1"},
+          {"state", "succeeded"},
+          {"step_time_s", 1.234 + i % 7},
+          {"tokens_per_s_per_gpu", 10234.5},
+          {"losses", {10.1, 9.8, 9.6}}};
+}
+
+double DurableAppendRate(const std::string& dir, int n, int watermark_interval_ms) {
+  fs::remove_all(dir);
+  attune::EventLogOptions options;
+  options.campaign_id = "bench";
+  options.watermark_sync_interval_ms = watermark_interval_ms;
+  auto log = attune::EventLog::Open(dir, options);
+  if (!log.ok()) {
+    std::fprintf(stderr, "%s\n", log.status().ToString().c_str());
+    std::exit(1);
+  }
+  auto start = Clock::now();
+  for (int i = 0; i < n; ++i) {
+    auto seq = (*log)->Append({attune::NewEvent{"JobFinished", TypicalEventData(i)}});
+    if (!seq.ok()) {
+      std::fprintf(stderr, "%s\n", seq.status().ToString().c_str());
+      std::exit(1);
+    }
+  }
+  double rate = n / Seconds(start);
+  log->reset();
+  fs::remove_all(dir);
+  return rate;
+}
+
+void WriteLog(const std::string& dir, int events) {
+  fs::remove_all(dir);
+  attune::EventLogOptions options;
+  options.campaign_id = "bench";
+  auto log = attune::EventLog::Open(dir, options);
+  const int batch = 1000;
+  for (int i = 0; i < events; i += batch) {
+    std::vector<attune::NewEvent> group;
+    for (int k = i; k < std::min(events, i + batch); ++k) {
+      group.push_back({"JobFinished", TypicalEventData(k)});
+    }
+    if (!(*log)->Append(group).ok()) std::exit(1);
+  }
+}
+
+// In a child process: open (verifies the chain) and decode every event; prints the timings.
+void ReplayChild(const std::string& dir, int expected) {
+  attune::EventLogOptions options;
+  options.read_only = true;
+  auto start = Clock::now();
+  auto log = attune::EventLog::Open(dir, options);
+  if (!log.ok()) {
+    std::fprintf(stderr, "%s\n", log.status().ToString().c_str());
+    _exit(1);
+  }
+  double open_s = Seconds(start);
+  uint64_t count = 0, bytes = 0;
+  auto replay_start = Clock::now();
+  attune::Status s = (*log)->ForEach(1, [&](const attune::EventRecord& e) {
+    ++count;
+    bytes += e.type.size();
+    return attune::Status::Ok();
+  });
+  double replay_s = Seconds(replay_start);
+  if (!s.ok() || count != static_cast<uint64_t>(expected)) _exit(1);
+  std::printf("  replay %8d events: open+verify %.3f s, decode all %.3f s, total %.3f s", expected,
+              open_s, replay_s, Seconds(start));
+  std::fflush(stdout);
+  _exit(0);
+}
+
+void Replay(const std::string& dir, int events) {
+  auto write_start = Clock::now();
+  WriteLog(dir, events);
+  double write_s = Seconds(write_start);
+  uint64_t disk = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_regular_file()) disk += e.file_size();
+  }
+  pid_t pid = fork();
+  if (pid == 0) ReplayChild(dir, events);
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  std::printf(", peak RSS %.1f MB (written in %.1f s, %.1f MB on disk)%s\n",
+              usage.ru_maxrss / 1024.0, write_s, disk / 1e6,
+              WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "" : "  FAILED");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = ".";
+  int appends = 2000;
+  std::vector<int> replays = {100000, 1000000};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--dir") dir = argv[i + 1];
+    if (flag == "--appends") appends = std::stoi(argv[i + 1]);
+    if (flag == "--replay") {
+      replays.clear();
+      std::stringstream in(argv[i + 1]);
+      for (std::string n; std::getline(in, n, ',');) replays.push_back(std::stoi(n));
+    }
+  }
+  fs::create_directories(dir);
+  std::string scratch = dir + "/attune-log-bench";
+  std::printf("attune event-log bench in %s (%d synced appends per figure)\n", dir.c_str(),
+              appends);
+  double raw = RawFdatasyncRate(dir, appends);
+  double every = DurableAppendRate(scratch, appends, 0);
+  double raw_again = RawFdatasyncRate(dir, appends);
+  double batched = DurableAppendRate(scratch, appends, 100);
+  double raw_mean = (raw + raw_again) / 2;
+  std::printf("  raw write+fdatasync (256 B):           %8.0f /s (runs: %.0f, %.0f)\n", raw_mean,
+              raw, raw_again);
+  std::printf("  Append, watermark synced every append: %8.0f /s  ratio %.2f\n", every,
+              every / raw_mean);
+  std::printf("  Append, watermark synced every 100 ms: %8.0f /s  ratio %.2f\n", batched,
+              batched / raw_mean);
+  for (int n : replays) Replay(scratch, n);
+  return 0;
+}

@@ -1,0 +1,61 @@
+// Copyright attune authors.
+//
+// tuner_bench: compares the built-in agents (heuristic, random, grid) on the simulated
+// scenarios at equal GPU-hour budgets. Shared value types.
+#ifndef ATTUNE_TOOLS_BENCH_TUNERS_BENCH_TYPES_H_
+#define ATTUNE_TOOLS_BENCH_TUNERS_BENCH_TYPES_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attune::bench {
+
+struct BenchOptions {
+  std::string attune_bin;                 // the `attune` CLI that runs campaigns
+  std::vector<std::string> workflows;     // sim-*.yaml scenarios
+  std::vector<std::string> agents = {"heuristic", "random", "grid"};
+  int seeds = 3;
+  std::optional<double> budget_gpu_hours; // default: each workflow's own budget
+  int depth = 3;                          // exhaustive search: moves from the baseline
+  int max_states = 4000;                  // exhaustive search: recipes evaluated at most
+  std::string out_dir = "/tmp/attune-tuner-bench";
+  std::vector<std::string> plugin_paths;
+  std::string data_dir;                   // stacks/, skill/, workflows/
+  nlohmann::json grid_space;              // null: derived from the baseline's legal moves
+  int campaign_timeout_s = 900;
+};
+
+// What the exhaustive search found for one scenario.
+struct SpaceResult {
+  double baseline_tps = 0;
+  double best_tps = 0;
+  std::string best_change;   // "--micro-batch-size: 1 -> 4, ..."
+  int evaluated = 0;
+  int feasible = 0;
+  int depth = 0;
+  bool truncated = false;    // hit max_states before exhausting the depth
+};
+
+// One campaign, as read back from its event log.
+struct CampaignOutcome {
+  std::string workflow, agent;
+  int seed = 0;
+  int exit_code = 0;
+  std::string error;                    // why it could not be read (empty when fine)
+  double final_tps = 0;                 // noise-free throughput of the final leader
+  double final_speedup = 0;             // final_tps / baseline_tps
+  double fraction_of_best = 0;          // final_tps / exhaustive best
+  std::optional<double> gpu_hours_to_90;  // charged when the leader first reached 90% of best
+  double gpu_hours_charged = 0;
+  int jobs = 0;
+  int failed_jobs = 0;
+  int candidates = 0;
+  int refused = 0;
+};
+
+}  // namespace attune::bench
+
+#endif  // ATTUNE_TOOLS_BENCH_TUNERS_BENCH_TYPES_H_

@@ -1,0 +1,182 @@
+// Copyright attune authors.
+//
+// tuner_bench: heuristic vs random vs grid on the simulated scenarios, at equal GPU-hour budgets
+// and several seeds. Not a test: it prints a markdown table (and writes outcomes.json).
+//
+//   tuner_bench --attune build/bin/attune [--workflow workflows/examples/sim-x.yaml ...]
+//               [--agents heuristic,random,grid] [--seeds 3] [--budget GPUH] [--depth 3]
+//               [--max-states 4000] [--grid-space JSON] [--out DIR] [--plugin-path DIR]
+//               [--exhaustive-only]
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+#include "campaign_runs.h"
+#include "report_table.h"
+#include "space_search.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+using namespace attune;
+using namespace attune::bench;
+
+namespace {
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::vector<std::string> DefaultWorkflows(const std::string& data_dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(data_dir) / "workflows/examples", ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("sim-", 0) == 0 && e.path().extension() == ".yaml") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Returns 0 to go on, otherwise the exit code.
+int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) {
+  po::options_description desc("tuner_bench options");
+  desc.add_options()("help,h", "this help")(
+      "attune", po::value<std::string>(), "the attune CLI binary (required unless --exhaustive-only)")(
+      "workflow", po::value<std::vector<std::string>>(), "a sim scenario (repeatable)")(
+      "agents", po::value<std::string>()->default_value("heuristic,random,grid"), "agents")(
+      "seeds", po::value<int>()->default_value(3), "seeds per agent")(
+      "budget", po::value<double>(), "GPU-hours per campaign (default: the workflow's)")(
+      "depth", po::value<int>()->default_value(3), "exhaustive search depth")(
+      "max-states", po::value<int>()->default_value(4000), "exhaustive search cap")(
+      "grid-space", po::value<std::string>(), "JSON {key: [values]} for the grid agent")(
+      "out", po::value<std::string>()->default_value("/tmp/attune-tuner-bench"), "work dir")(
+      "plugin-path", po::value<std::vector<std::string>>(), "plugin directory (repeatable)")(
+      "data-dir", po::value<std::string>(), "root with stacks/, workflows/ (default: source)")(
+      "timeout", po::value<int>()->default_value(900), "seconds per campaign")(
+      "exhaustive-only", "only the exhaustive search (no campaigns)");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "tuner_bench: " << e.what() << "\n" << desc;
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 1;
+  }
+  *exhaustive_only = vm.count("exhaustive-only") > 0;
+  if (!*exhaustive_only && !vm.count("attune")) {
+    std::cerr << "tuner_bench: --attune BIN is required (the built attune CLI, e.g. "
+                 "build/bin/attune)\n";
+    return 2;
+  }
+  if (vm.count("attune")) o->attune_bin = fs::absolute(vm["attune"].as<std::string>());
+  o->data_dir = vm.count("data-dir") ? vm["data-dir"].as<std::string>() : DefaultDataDir();
+  o->workflows = vm.count("workflow") ? vm["workflow"].as<std::vector<std::string>>()
+                                      : DefaultWorkflows(o->data_dir);
+  o->agents = SplitComma(vm["agents"].as<std::string>());
+  o->seeds = vm["seeds"].as<int>();
+  if (vm.count("budget")) o->budget_gpu_hours = vm["budget"].as<double>();
+  o->depth = vm["depth"].as<int>();
+  o->max_states = vm["max-states"].as<int>();
+  o->out_dir = vm["out"].as<std::string>();
+  o->campaign_timeout_s = vm["timeout"].as<int>();
+  if (vm.count("plugin-path")) o->plugin_paths = vm["plugin-path"].as<std::vector<std::string>>();
+  if (vm.count("grid-space")) {
+    o->grid_space = nlohmann::json::parse(vm["grid-space"].as<std::string>(), nullptr, false);
+    if (o->grid_space.is_discarded() || !o->grid_space.is_object()) {
+      std::cerr << "tuner_bench: --grid-space must be a JSON object {key: [values]}\n";
+      return 2;
+    }
+  }
+  if (o->workflows.empty()) {
+    std::cerr << "tuner_bench: no scenarios: pass --workflow or add workflows/examples/sim-*.yaml"
+              << " under " << o->data_dir << "\n";
+    return 2;
+  }
+  return 0;
+}
+
+std::vector<CampaignOutcome> RunScenario(const BenchOptions& o, const ScenarioFile& scenario,
+                                         const SpaceResult& space, Evaluator* evaluator) {
+  std::vector<CampaignOutcome> outcomes;
+  std::string stem = fs::path(scenario.path).stem().string();
+  double budget = o.budget_gpu_hours.value_or(scenario.budget_gpu_hours);
+  nlohmann::json grid = o.grid_space.is_object()
+                            ? o.grid_space
+                            : DefaultGridSpace(*evaluator, scenario.recipe);
+  for (const std::string& agent : o.agents) {
+    for (int seed = 1; seed <= o.seeds; ++seed) {
+      CampaignRequest r;
+      r.scenario = &scenario;
+      r.agent = agent;
+      if (agent == "grid") r.agent_with = {{"space", grid}};
+      r.seed = seed;
+      r.budget_gpu_hours = budget;
+      r.dir = o.out_dir + "/" + stem + "/" + agent + "-s" + std::to_string(seed);
+      std::error_code ec;
+      fs::remove_all(r.dir, ec);
+      CampaignOutcome out = RunCampaign(o, r, space, evaluator);
+      std::cerr << stem << " " << agent << " seed " << seed << ": "
+                << out.final_speedup << "x, " << out.gpu_hours_charged << " GPU-h"
+                << (out.error.empty() ? "" : " [" + out.error + "]") << "\n";
+      outcomes.push_back(out);
+    }
+  }
+  return outcomes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchOptions o;
+  bool exhaustive_only = false;
+  if (int rc = ParseOptions(argc, argv, &o, &exhaustive_only); rc != 0) return rc == 1 ? 0 : rc;
+  PluginHost host(PluginHost::DefaultSearchPath(o.plugin_paths));
+  if (Status st = host.DiscoverAll(); !st.ok()) {
+    std::cerr << "tuner_bench: " << st.message() << "\n";
+    return 1;
+  }
+  std::map<std::string, SpaceResult> spaces;
+  std::vector<CampaignOutcome> outcomes;
+  double budget_note = o.budget_gpu_hours.value_or(0);
+  for (const std::string& wf : o.workflows) {
+    Result<ScenarioFile> scenario = ReadScenario(wf);
+    if (!scenario.ok()) {
+      std::cerr << "tuner_bench: " << scenario.status().message() << "\n";
+      return 1;
+    }
+    std::string stem = fs::path(wf).stem().string();
+    auto evaluator = Evaluator::Create(&host, *scenario, o.data_dir, o.out_dir + "/" + stem + "/ref");
+    if (!evaluator.ok()) {
+      std::cerr << "tuner_bench: " << wf << ": " << evaluator.status().message() << "\n";
+      return 1;
+    }
+    SpaceResult space = SearchSpace(evaluator->get(), scenario->recipe, o.depth, o.max_states);
+    spaces[stem] = space;
+    std::cerr << stem << ": exhaustive best " << space.best_tps << " vs baseline "
+              << space.baseline_tps << " tok/s/GPU over " << space.evaluated << " recipes ("
+              << space.best_change << ")\n";
+    if (exhaustive_only) continue;
+    auto some = RunScenario(o, *scenario, space, evaluator->get());
+    outcomes.insert(outcomes.end(), some.begin(), some.end());
+  }
+  std::vector<AgentRow> rows = Aggregate(outcomes);
+  PrintTable(spaces, rows, budget_note, std::cout);
+  std::cout << "\n";
+  PrintTargets(rows, std::cout);
+  std::ofstream(o.out_dir + "/outcomes.json") << OutcomesToJson(outcomes).dump(2) << "\n";
+  return 0;
+}

@@ -1,0 +1,127 @@
+// Copyright attune authors.
+#include "report_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace attune::bench {
+namespace {
+
+std::string F(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+const AgentRow* Find(const std::vector<AgentRow>& rows, const std::string& wf,
+                     const std::string& agent) {
+  for (const AgentRow& r : rows) {
+    if (r.workflow == wf && r.agent == agent) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<AgentRow> Aggregate(const std::vector<CampaignOutcome>& outcomes) {
+  std::map<std::pair<std::string, std::string>, std::vector<const CampaignOutcome*>> groups;
+  for (const CampaignOutcome& o : outcomes) groups[{o.workflow, o.agent}].push_back(&o);
+  std::vector<AgentRow> rows;
+  for (const auto& [key, list] : groups) {
+    AgentRow row{key.first, key.second};
+    std::vector<double> to90;
+    int jobs = 0, failed = 0;
+    for (const CampaignOutcome* o : list) {
+      ++row.runs;
+      if (!o->error.empty()) ++row.errors;
+      row.mean_speedup += o->final_speedup / list.size();
+      row.mean_fraction += o->fraction_of_best / list.size();
+      row.mean_gpuh_spent += o->gpu_hours_charged / list.size();
+      row.mean_candidates += static_cast<double>(o->candidates) / list.size();
+      jobs += o->jobs;
+      failed += o->failed_jobs;
+      if (o->gpu_hours_to_90) ++row.reached;
+      to90.push_back(o->gpu_hours_to_90.value_or(std::numeric_limits<double>::infinity()));
+    }
+    std::sort(to90.begin(), to90.end());
+    double median = to90.empty() ? -1 : to90[(to90.size() - 1) / 2];
+    row.median_gpuh_to_90 = std::isinf(median) ? -1 : median;
+    row.failed_share = jobs > 0 ? static_cast<double>(failed) / jobs : 0;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void PrintTable(const std::map<std::string, SpaceResult>& spaces,
+                const std::vector<AgentRow>& rows, double budget_note, std::ostream& out) {
+  out << "| scenario | exhaustive best (depth, states) | agent | final speedup | of best | "
+         "GPU-h to 90% (reached) | GPU-h spent | candidates | failed jobs |\n"
+      << "|---|---|---|---|---|---|---|---|---|\n";
+  for (const AgentRow& r : rows) {
+    auto s = spaces.find(r.workflow);
+    std::string best = "?";
+    if (s != spaces.end() && s->second.baseline_tps > 0) {
+      best = F("%.3fx", s->second.best_tps / s->second.baseline_tps) + " (" +
+             std::to_string(s->second.depth) + ", " + std::to_string(s->second.evaluated) +
+             (s->second.truncated ? ", truncated)" : ")");
+    }
+    out << "| " << r.workflow << " | " << best << " | " << r.agent << " | "
+        << F("%.3fx", r.mean_speedup) << " | " << F("%.1f%%", 100 * r.mean_fraction) << " | "
+        << (r.median_gpuh_to_90 < 0 ? std::string("—") : F("%.2f", r.median_gpuh_to_90)) << " ("
+        << r.reached << "/" << r.runs << ") | " << F("%.2f", r.mean_gpuh_spent) << " | "
+        << F("%.1f", r.mean_candidates) << " | " << F("%.1f%%", 100 * r.failed_share)
+        << (r.errors ? " (" + std::to_string(r.errors) + " runs with errors)" : "") << " |\n";
+  }
+  if (budget_note > 0) out << "\nBudget per campaign: " << budget_note << " GPU-hours.\n";
+}
+
+void PrintTargets(const std::vector<AgentRow>& rows, std::ostream& out) {
+  for (const AgentRow& h : rows) {
+    if (h.agent != "heuristic") continue;
+    const AgentRow* rnd = Find(rows, h.workflow, "random");
+    bool best_ok = h.mean_fraction >= 0.9;
+    bool fail_ok = h.failed_share < 0.10;
+    std::string cost = "n/a (no random row)";
+    if (rnd) {
+      if (h.median_gpuh_to_90 < 0) {
+        cost = "FAIL (heuristic never reached 90%)";
+      } else if (rnd->median_gpuh_to_90 < 0) {
+        cost = "PASS (random never reached 90% within the budget)";
+      } else {
+        double ratio = rnd->median_gpuh_to_90 > 0 ? h.median_gpuh_to_90 / rnd->median_gpuh_to_90
+                                                  : 1.0;
+        cost = std::string(ratio <= 0.25 ? "PASS" : "FAIL") + " (" + F("%.0f%%", ratio * 100) +
+               " of random's GPU-h)";
+      }
+    }
+    out << h.workflow << ": >=90% of best " << (best_ok ? "PASS" : "FAIL") << " ("
+        << F("%.1f%%", 100 * h.mean_fraction) << "); GPU-h to 90% vs random " << cost
+        << "; failed launches " << (fail_ok ? "PASS" : "FAIL") << " ("
+        << F("%.1f%%", 100 * h.failed_share) << ")\n";
+  }
+}
+
+nlohmann::json OutcomesToJson(const std::vector<CampaignOutcome>& outcomes) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const CampaignOutcome& o : outcomes) {
+    arr.push_back({{"workflow", o.workflow},
+                   {"agent", o.agent},
+                   {"seed", o.seed},
+                   {"exit_code", o.exit_code},
+                   {"error", o.error},
+                   {"final_speedup", o.final_speedup},
+                   {"fraction_of_best", o.fraction_of_best},
+                   {"gpu_hours_to_90", o.gpu_hours_to_90 ? nlohmann::json(*o.gpu_hours_to_90)
+                                                         : nlohmann::json()},
+                   {"gpu_hours_charged", o.gpu_hours_charged},
+                   {"jobs", o.jobs},
+                   {"failed_jobs", o.failed_jobs},
+                   {"candidates", o.candidates},
+                   {"refused", o.refused}});
+  }
+  return arr;
+}
+
+}  // namespace attune::bench

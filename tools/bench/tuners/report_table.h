@@ -1,0 +1,44 @@
+// Copyright attune authors.
+//
+// The bench's table: one row per scenario and agent, aggregated over seeds.
+//   final speedup      mean over seeds of the final leader's noise-free speedup over baseline
+//   of best            mean of final throughput ÷ the exhaustive best
+//   GPU-h to 90%       median over seeds of the GPU-hours charged when the leader first reached
+//                      90% of the best (seeds that never did count as infinite; "n/N" reached)
+//   failed             failed jobs ÷ all jobs, over all seeds
+// Targets checked for the heuristic: ≥ 90% of best, ≤ 25% of random's GPU-h to 90%, < 10% failed.
+#ifndef ATTUNE_TOOLS_BENCH_TUNERS_REPORT_TABLE_H_
+#define ATTUNE_TOOLS_BENCH_TUNERS_REPORT_TABLE_H_
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "bench_types.h"
+
+namespace attune::bench {
+
+struct AgentRow {
+  std::string workflow, agent;
+  int runs = 0, reached = 0, errors = 0;
+  double mean_speedup = 0, mean_fraction = 0;
+  double median_gpuh_to_90 = -1;  // -1: the median seed never reached it
+  double mean_gpuh_spent = 0;
+  double failed_share = 0;
+  double mean_candidates = 0;
+};
+
+std::vector<AgentRow> Aggregate(const std::vector<CampaignOutcome>& outcomes);
+
+void PrintTable(const std::map<std::string, SpaceResult>& spaces,
+                const std::vector<AgentRow>& rows, double budget_note, std::ostream& out);
+
+// One line per scenario: PASS/FAIL for each heuristic target.
+void PrintTargets(const std::vector<AgentRow>& rows, std::ostream& out);
+
+nlohmann::json OutcomesToJson(const std::vector<CampaignOutcome>& outcomes);
+
+}  // namespace attune::bench
+
+#endif  // ATTUNE_TOOLS_BENCH_TUNERS_REPORT_TABLE_H_

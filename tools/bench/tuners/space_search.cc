@@ -1,0 +1,165 @@
+// Copyright attune authors.
+#include "space_search.h"
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <set>
+
+#include "yaml_json.h"
+
+namespace attune::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+void ReadPluginRef(const nlohmann::json& node, std::string* name, nlohmann::json* with) {
+  if (node.is_string()) {
+    *name = node.get<std::string>();
+  } else if (node.is_object()) {
+    *name = node.value("name", "");
+    if (node.contains("with") && node["with"].is_object()) *with = node["with"];
+  }
+}
+
+}  // namespace
+
+Result<ScenarioFile> ReadScenario(const std::string& workflow_path) {
+  ATTUNE_ASSIGN_OR_RETURN(nlohmann::json wf, LoadYamlFileAsJson(workflow_path));
+  ScenarioFile s;
+  s.path = fs::absolute(workflow_path).string();
+  ReadPluginRef(wf.value("stack", nlohmann::json()), &s.stack, &s.stack_with);
+  ReadPluginRef(wf.value("launcher", nlohmann::json()), &s.launcher, &s.launcher_with);
+  if (!wf.contains("recipe") || !wf["recipe"].is_string()) {
+    return Status::InvalidArgument(workflow_path + ": recipe: expected a path to a recipe file");
+  }
+  fs::path recipe = wf["recipe"].get<std::string>();
+  if (recipe.is_relative()) recipe = fs::path(s.path).parent_path() / recipe;
+  s.recipe_path = recipe.lexically_normal().string();
+  if (wf.contains("budget") && wf["budget"].is_object()) {
+    s.budget_gpu_hours = wf["budget"].value("gpu_hours", 0.0);
+  }
+  ATTUNE_ASSIGN_OR_RETURN(s.recipe, LoadRecipeFile(s.recipe_path));
+  return s;
+}
+
+Result<std::unique_ptr<Evaluator>> Evaluator::Create(PluginHost* host,
+                                                     const ScenarioFile& scenario,
+                                                     const std::string& data_dir,
+                                                     const std::string& work_dir) {
+  auto e = std::unique_ptr<Evaluator>(new Evaluator());
+  PluginContext ctx;
+  ctx.data_dir = data_dir;
+  ctx.campaign_dir = work_dir;
+  ctx.seed = 1;
+  ctx.log = [](LogLevel, const std::string&) {};
+  ctx.config = scenario.stack_with;
+  ATTUNE_ASSIGN_OR_RETURN(e->stack_, host->CreateStack(scenario.stack, ctx));
+  // The reference is the model itself: no step-time noise, no injected failures.
+  ctx.config = scenario.launcher_with;
+  ctx.config["noise_cv"] = 0.0;
+  ctx.config.erase("failures");
+  ATTUNE_ASSIGN_OR_RETURN(e->launcher_, host->CreateLauncher(scenario.launcher, ctx));
+  e->cluster_ = e->launcher_->Cluster();
+  e->work_dir_ = work_dir;
+  std::error_code ec;
+  fs::create_directories(work_dir, ec);
+  return e;
+}
+
+std::optional<double> Evaluator::RunOnce(const Recipe& recipe, const std::string& name) {
+  Result<LaunchSpec> launch = stack_->RenderLaunch(recipe);
+  if (!launch.ok()) return std::nullopt;
+  JobSpec spec;
+  spec.name = name;
+  spec.job_dir = (fs::path(work_dir_) / name).string();
+  std::error_code ec;
+  fs::create_directories(spec.job_dir, ec);
+  spec.log_path = spec.job_dir + "/job.log";
+  spec.recipe = recipe;
+  spec.launch = *launch;
+  spec.nodes = recipe.topology.nodes;
+  spec.devices = recipe.topology.WorldSize();
+  spec.time_limit_s = 4 * 3600;
+  if (!launcher_->Submit(spec).ok()) return std::nullopt;
+  Result<JobStatus> st = launcher_->Poll(name);
+  for (int i = 0; i < 1000 && st.ok() && !IsTerminal(st->state); ++i) st = launcher_->Poll(name);
+  if (!st.ok() || st->state != JobState::kSucceeded) return std::nullopt;
+  Result<std::string> log = launcher_->ReadLog(name);
+  if (!log.ok()) return std::nullopt;
+  Result<Measurement> m = stack_->Measure(stack_->ParseLog(*log), recipe);
+  if (!m.ok() || m->tokens_per_s_per_gpu <= 0) return std::nullopt;
+  return m->tokens_per_s_per_gpu;
+}
+
+std::optional<double> Evaluator::TokensPerS(const Recipe& recipe) {
+  std::string id = RecipeId(recipe);
+  auto it = cache_.find(id);
+  if (it != cache_.end()) return it->second;
+  std::optional<double> tps = RunOnce(recipe, "ref-" + id);
+  cache_[id] = tps;
+  return tps;
+}
+
+SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth, int max_states) {
+  SpaceResult r;
+  std::set<std::string> seen{RecipeId(baseline)};
+  std::deque<std::pair<Recipe, int>> queue{{baseline, 0}};
+  std::optional<double> base = evaluator->TokensPerS(baseline);
+  r.baseline_tps = base.value_or(0);
+  r.best_tps = r.baseline_tps;
+  r.evaluated = 1;
+  r.feasible = base ? 1 : 0;
+  while (!queue.empty()) {
+    auto [recipe, d] = queue.front();
+    queue.pop_front();
+    r.depth = std::max(r.depth, d);
+    if (d >= depth) continue;
+    for (const Move& m : evaluator->stack().LegalMoves(recipe, evaluator->cluster())) {
+      Recipe next = recipe;
+      if (!ApplyChanges(&next, m.changes).ok()) continue;
+      if (!seen.insert(RecipeId(next)).second) continue;
+      if (!evaluator->stack().CheckObjective(baseline, next).pass) continue;
+      if (r.evaluated >= max_states) {
+        r.truncated = true;
+        return r;
+      }
+      ++r.evaluated;
+      std::optional<double> tps = evaluator->TokensPerS(next);
+      if (!tps) continue;  // a failing recipe is a dead end: moves from it are not explored
+      ++r.feasible;
+      if (*tps > r.best_tps) {
+        r.best_tps = *tps;
+        r.best_change = DescribeChanges(Diff(baseline, next));
+      }
+      queue.emplace_back(next, d + 1);
+    }
+  }
+  return r;
+}
+
+nlohmann::json DefaultGridSpace(const Evaluator& evaluator, const Recipe& baseline,
+                                int max_keys) {
+  std::map<std::string, std::vector<std::optional<std::string>>> values;
+  std::map<std::string, int> moves_per_key;
+  for (const Move& m : evaluator.stack().LegalMoves(baseline, evaluator.cluster())) {
+    if (m.changes.size() != 1) continue;
+    const Change& c = m.changes[0];
+    auto& list = values[c.key];
+    if (list.empty()) list.push_back(c.from);
+    if (std::find(list.begin(), list.end(), c.to) == list.end()) list.push_back(c.to);
+    ++moves_per_key[c.key];
+  }
+  std::vector<std::pair<int, std::string>> ranked;
+  for (const auto& [key, n] : moves_per_key) ranked.emplace_back(-n, key);
+  std::sort(ranked.begin(), ranked.end());
+  nlohmann::json space = nlohmann::json::object();
+  for (int i = 0; i < std::min<int>(max_keys, static_cast<int>(ranked.size())); ++i) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& v : values[ranked[i].second]) list.push_back(v ? nlohmann::json(*v) : nullptr);
+    space[ranked[i].second] = list;
+  }
+  return space;
+}
+
+}  // namespace attune::bench

@@ -1,0 +1,70 @@
+// Copyright attune authors.
+//
+// The exhaustive reference for a scenario: every recipe reachable from the baseline in at most
+// `depth` legal moves (Stack::LegalMoves, each also passing the static gate against the
+// baseline), breadth first and de-duplicated by recipe id, each run once on the simulated
+// cluster with its noise turned off. The best throughput found is the bar the tuners are
+// measured against.
+//
+// The Evaluator runs one recipe through the real plugins (stack renders and parses; the sim
+// launcher runs the job in virtual time) and caches the result by recipe id.
+#ifndef ATTUNE_TOOLS_BENCH_TUNERS_SPACE_SEARCH_H_
+#define ATTUNE_TOOLS_BENCH_TUNERS_SPACE_SEARCH_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "attune/launcher.h"
+#include "attune/stack.h"
+#include "bench_types.h"
+#include "plugin/plugin_host.h"
+
+namespace attune::bench {
+
+// The parts of a workflow file the bench needs.
+struct ScenarioFile {
+  std::string path;
+  std::string stack;
+  nlohmann::json stack_with = nlohmann::json::object();
+  std::string launcher;
+  nlohmann::json launcher_with = nlohmann::json::object();
+  std::string recipe_path;   // absolute
+  double budget_gpu_hours = 0;
+  Recipe recipe;
+};
+
+Result<ScenarioFile> ReadScenario(const std::string& workflow_path);
+
+class Evaluator {
+ public:
+  // `work_dir` holds the simulated jobs' directories.
+  static Result<std::unique_ptr<Evaluator>> Create(PluginHost* host, const ScenarioFile& scenario,
+                                                   const std::string& data_dir,
+                                                   const std::string& work_dir);
+  // Noise-free tokens/s/GPU, or std::nullopt when the recipe fails on the simulated cluster.
+  std::optional<double> TokensPerS(const Recipe& recipe);
+  const Stack& stack() const { return *stack_; }
+  const ClusterInfo& cluster() const { return cluster_; }
+
+ private:
+  std::optional<double> RunOnce(const Recipe& recipe, const std::string& name);
+
+  std::unique_ptr<Stack> stack_;
+  std::unique_ptr<Launcher> launcher_;
+  ClusterInfo cluster_;
+  std::string work_dir_;
+  std::map<std::string, std::optional<double>> cache_;
+};
+
+SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth, int max_states);
+
+// Default grid space: the keys the baseline's legal moves touch most, each with the baseline's
+// value and the values the moves propose (at most `max_keys` keys).
+nlohmann::json DefaultGridSpace(const Evaluator& evaluator, const Recipe& baseline,
+                                int max_keys = 3);
+
+}  // namespace attune::bench
+
+#endif  // ATTUNE_TOOLS_BENCH_TUNERS_SPACE_SEARCH_H_
