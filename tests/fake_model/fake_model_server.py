@@ -22,6 +22,9 @@ Each POST to /v1/messages takes the next REPLY; when the list is used up, "defau
   "sleep": seconds              wait before answering (the client may give up first)
   "http_error": 500, "message": "..."   an API error response instead of a message
   "usage": {"input_tokens": n, "output_tokens": m}
+  "pick_move": "nth"            a proposal built from the prompt: the legal move number N (mod the
+                                count) of "proposal #N", read from the "- lever ID: [changes]" lines
+                                the claude-code plugin writes; "done" when none is listed
 Usage: fake_model_server.py --scenario S.json --log requests.jsonl --port-file port.txt
 """
 
@@ -65,9 +68,48 @@ def sse(event, data):
     return ("event: %s\ndata: %s\n\n" % (event, json.dumps(data))).encode()
 
 
-def content_blocks(reply):
+def request_text(body):
+    """All text of the request's user messages, in order."""
+    parts = []
+    for m in body.get("messages", []):
+        content = m.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(b.get("text", "") for b in content if isinstance(b, dict))
+    return "\n".join(parts)
+
+
+def pick_move(body):
+    """A proposal for the legal move numbered by the prompt's proposal index."""
+    text = request_text(body)
+    moves = []
+    index = 1
+    for line in text.splitlines():
+        if "proposal #" in line:
+            moves = []  # a resumed session carries earlier prompts: only the last one counts
+            try:
+                index = int(line.split("proposal #", 1)[1].split(".")[0].split()[0])
+            except ValueError:
+                pass
+        if line.startswith("- lever ") and ": [" in line:
+            lever, rest = line[len("- lever "):].split(": ", 1)
+            try:
+                changes = json.JSONDecoder().raw_decode(rest)[0]
+            except ValueError:
+                continue
+            moves.append({"changes": changes, "lever_id": lever,
+                          "rationale": "scripted: legal move %d" % (len(moves) + 1)})
+    if not moves:
+        return {"done": True, "rationale": "scripted: no legal move listed"}
+    return moves[(index - 1) % len(moves)]
+
+
+def content_blocks(reply, body=None):
     """The content blocks of a scripted reply, in order."""
     blocks = []
+    if reply.get("pick_move"):
+        reply = dict(reply, proposal=pick_move(body or {}))
     text = reply.get("text")
     if "proposal" in reply:
         prefix = (text + "\n\n") if text else ""
@@ -195,7 +237,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._json(int(reply["http_error"]), {"type": "error", "error": {
                 "type": "api_error", "message": reply.get("message", "scripted failure")}})
             return
-        blocks = content_blocks(reply)
+        blocks = content_blocks(reply, body)
         model = body.get("model", "fake-model")
         usage = reply.get("usage", {})
         if not body.get("stream", False):

@@ -74,13 +74,15 @@ class Judge {
     if (r.op == "<" || r.op == "<&" || r.op == "<<<") return Allow();
     const std::string& t = r.target.text;
     if (r.target.dynamic) return Deny("redirection to a computed path '" + t + "'");
-    if ((r.op == ">&" || r.op == "<&") && (t == "-" || t.find_first_not_of("0123456789") == std::string::npos)) {
+    if ((r.op == ">&" || r.op == "<&") &&
+        (t == "-" || t.find_first_not_of("0123456789") == std::string::npos)) {
       return Allow();
     }
     if (t == "/dev/null" || t == "/dev/stdout" || t == "/dev/stderr") return Allow();
     std::string v = EventLogViolation(config_, t, cwd_);
     if (!v.empty()) return Deny("redirection '" + r.op + " " + t + "': " + v);
-    return Deny("redirection '" + r.op + " " + t + "' writes a file; the agent is read-only "
+    return Deny("redirection '" + r.op + " " + t +
+                "' writes a file; the agent is read-only "
                 "(only /dev/null is allowed)");
   }
 
@@ -101,11 +103,12 @@ class Judge {
                         int depth) {
     const std::string& p = call.program;
     static const std::set<std::string> kShells = {"bash", "sh", "zsh", "dash", "ksh"};
-    static const std::set<std::string> kKeywords = {"if", "then", "elif", "else", "fi", "for",
-                                                    "while", "until", "do", "done", "case",
-                                                    "esac", "function", "select", "{", "}", "[["};
+    static const std::set<std::string> kKeywords = {
+        "if",   "then", "elif", "else",     "fi",     "for", "while", "until", "do",
+        "done", "case", "esac", "function", "select", "{",   "}",     "[["};
     if (kKeywords.count(p)) {
-      return Deny("compound shell syntax ('" + p + "') is not checked by the guard; run simple "
+      return Deny("compound shell syntax ('" + p +
+                  "') is not checked by the guard; run simple "
                   "commands joined by ; && || or |");
     }
     if (p == "!" || p == "nohup" || p == "time" || p == "exec" || p == "builtin") {
@@ -115,10 +118,20 @@ class Judge {
     if (kShells.count(p)) return Shell(call, depth);
     if (p == "eval") return Eval(call, depth);
     if (p == "env") return Env(argv, from + 1, call.args_from_stdin, depth);
-    if (p == "sudo" || p == "doas") return SkipOptions(argv, from + 1, {"-u", "-g", "-C", "-h", "-p", "-U"}, false, call.args_from_stdin, depth);
-    if (p == "nice" || p == "ionice" || p == "stdbuf") return SkipOptions(argv, from + 1, {"-n", "-c", "-p", "-o", "-e", "-i"}, false, call.args_from_stdin, depth);
-    if (p == "timeout") return SkipOptions(argv, from + 1, {"-s", "-k", "--signal", "--kill-after"}, true, call.args_from_stdin, depth);
-    if (p == "xargs") return SkipOptions(argv, from + 1, {"-I", "-L", "-n", "-P", "-d", "-E", "-s", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines", "--replace"}, false, true, depth);
+    if (p == "sudo" || p == "doas")
+      return SkipOptions(argv, from + 1, {"-u", "-g", "-C", "-h", "-p", "-U"}, false,
+                         call.args_from_stdin, depth);
+    if (p == "nice" || p == "ionice" || p == "stdbuf")
+      return SkipOptions(argv, from + 1, {"-n", "-c", "-p", "-o", "-e", "-i"}, false,
+                         call.args_from_stdin, depth);
+    if (p == "timeout")
+      return SkipOptions(argv, from + 1, {"-s", "-k", "--signal", "--kill-after"}, true,
+                         call.args_from_stdin, depth);
+    if (p == "xargs")
+      return SkipOptions(argv, from + 1,
+                         {"-I", "-L", "-n", "-P", "-d", "-E", "-s", "-a", "--arg-file",
+                          "--delimiter", "--max-args", "--max-procs", "--max-lines", "--replace"},
+                         false, true, depth);
     if (p == "watch") return Watch(call, depth);
     if (p == "find") return Find(call, argv, from, depth);
     if (p == "kubectl") return JudgeKubectl(config_, call);
@@ -130,16 +143,32 @@ class Judge {
       }
       return Allow();
     }
-    if (p == "attune" || (!config_.attune_binary.empty() && call.program_path == config_.attune_binary)) {
+    if (p == "attune" ||
+        (!config_.attune_binary.empty() && call.program_path == config_.attune_binary)) {
       if (call.args_from_stdin) return Deny("attune run through xargs: write the full command");
-      return JudgeAttune(call);
+      GuardDecision d = JudgeAttune(call);
+      return d.allow ? AttuneOutput(call) : d;
     }
     return JudgeProgram(config_, call, cwd_);
   }
 
+  // `attune recipe import -o FILE` writes FILE: never into the event log.
+  GuardDecision AttuneOutput(const CommandCall& call) {
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      const std::string& a = call.args[i].text;
+      std::string target;
+      if ((a == "-o" || a == "--output") && i + 1 < call.args.size())
+        target = call.args[i + 1].text;
+      if (StartsWith(a, "--output=")) target = a.substr(9);
+      std::string v = target.empty() ? "" : EventLogViolation(config_, target, cwd_);
+      if (!v.empty()) return Deny("attune output '" + target + "': " + v);
+    }
+    return Allow();
+  }
+
   // `command -v X` asks; `command X` runs X.
-  GuardDecision CommandBuiltin(const CommandCall& call, const std::vector<Word>& argv,
-                               size_t from, int depth) {
+  GuardDecision CommandBuiltin(const CommandCall& call, const std::vector<Word>& argv, size_t from,
+                               int depth) {
     if (!call.args.empty() && (call.args[0].text == "-v" || call.args[0].text == "-V")) {
       return Allow();
     }
@@ -148,8 +177,9 @@ class Judge {
 
   // Skips a wrapper's options (`valued` take the next word unless written --opt=value), then an
   // extra positional (timeout's duration) when `skip_positional`, and judges the rest.
-  GuardDecision SkipOptions(const std::vector<Word>& argv, size_t i, const std::set<std::string>& valued,
-                            bool skip_positional, bool from_stdin, int depth) {
+  GuardDecision SkipOptions(const std::vector<Word>& argv, size_t i,
+                            const std::set<std::string>& valued, bool skip_positional,
+                            bool from_stdin, int depth) {
     while (i < argv.size() && StartsWith(argv[i].text, "-")) {
       if (argv[i].text == "--") {
         ++i;
@@ -196,13 +226,16 @@ class Judge {
       if (flags && a.find('c') != std::string::npos) {
         if (i + 1 >= call.args.size()) return Deny("'" + call.program + " -c' without a script");
         const Word& script = call.args[i + 1];
-        if (script.dynamic) return Deny("the script given to '" + call.program + " -c' is computed; write it out");
+        if (script.dynamic)
+          return Deny("the script given to '" + call.program + " -c' is computed; write it out");
         return Script(script.text, depth + 1);
       }
       if (!StartsWith(a, "-")) break;
     }
-    return Deny("'" + call.program + "' without -c runs a script or reads commands the guard "
-                "cannot see; use " + call.program + " -c '...' or run the commands directly");
+    return Deny("'" + call.program +
+                "' without -c runs a script or reads commands the guard "
+                "cannot see; use " +
+                call.program + " -c '...' or run the commands directly");
   }
 
   GuardDecision Eval(const CommandCall& call, int depth) {
@@ -240,7 +273,8 @@ class Judge {
       if (!kExec.count(t)) continue;
       std::vector<Word> sub;
       size_t j = i + 1;
-      for (; j < argv.size() && argv[j].text != ";" && argv[j].text != "+"; ++j) sub.push_back(argv[j]);
+      for (; j < argv.size() && argv[j].text != ";" && argv[j].text != "+"; ++j)
+        sub.push_back(argv[j]);
       GuardDecision d = Argv(sub, 0, false, depth + 1);
       if (!d.allow) return d;
       i = j;
@@ -260,7 +294,8 @@ GuardDecision JudgeFileWrite(const GuardConfig& config, const std::string& tool,
   }
   std::string v = EventLogViolation(config, path, cwd);
   if (!v.empty()) return Deny(tool + " " + path + ": " + v);
-  return Deny(tool + " is not allowed: the agent is read-only; it inspects, then answers with a "
+  return Deny(tool +
+              " is not allowed: the agent is read-only; it inspects, then answers with a "
               "JSON proposal");
 }
 
@@ -274,8 +309,8 @@ GuardDecision JudgeBashCommand(const GuardConfig& config, const std::string& com
 
 GuardDecision JudgeToolUse(const GuardConfig& config, const std::string& tool_name,
                            const nlohmann::json& tool_input, const std::string& cwd) {
-  static const std::set<std::string> kReadTools = {"Read", "Grep", "Glob", "LS", "Skill",
-                                                   "TodoWrite", "NotebookRead"};
+  static const std::set<std::string> kReadTools = {"Read",  "Grep",      "Glob",        "LS",
+                                                   "Skill", "TodoWrite", "NotebookRead"};
   static const std::set<std::string> kWriteTools = {"Write", "Edit", "MultiEdit", "NotebookEdit"};
   if (kReadTools.count(tool_name)) return Allow("read-only tool");
   if (kWriteTools.count(tool_name)) return JudgeFileWrite(config, tool_name, tool_input, cwd);
@@ -286,7 +321,8 @@ GuardDecision JudgeToolUse(const GuardConfig& config, const std::string& tool_na
     }
     return JudgeBashCommand(config, tool_input.at("command").get<std::string>(), cwd);
   }
-  return Deny("the tool '" + tool_name + "' is not allowed; use Read, Grep, Glob or read-only "
+  return Deny("the tool '" + tool_name +
+              "' is not allowed; use Read, Grep, Glob or read-only "
               "Bash commands");
 }
 

@@ -19,18 +19,17 @@
 #ifndef ATTUNE_ENGINE_HOOKS_GUARD_POLICY_H_
 #define ATTUNE_ENGINE_HOOKS_GUARD_POLICY_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace attune::hooks {
 
 struct GuardConfig {
-  std::string campaign_dir;                // absolute
-  std::string k8s_namespace;               // "" = no kubectl/helm allowed at all
-  std::vector<std::string> protected_dirs; // event log directories (absolute)
-  std::string attune_binary;               // accepted as `attune` besides the bare name
+  std::string campaign_dir;                 // absolute
+  std::string k8s_namespace;                // "" = no kubectl/helm allowed at all
+  std::vector<std::string> protected_dirs;  // event log directories (absolute)
+  std::string attune_binary;                // accepted as `attune` besides the bare name
 };
 
 struct GuardDecision {

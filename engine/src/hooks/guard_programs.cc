@@ -16,18 +16,21 @@ bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfin
 
 // Programs that only read (files, the cluster's queue, the GPUs) whatever their arguments.
 const std::set<std::string> kReadOnly = {
-    "ls", "cat", "head", "tail", "grep", "egrep", "fgrep", "rg", "wc", "jq", "squeue", "sacct",
-    "sinfo", "sstat", "sprio", "sshare", "stat", "file", "du", "df", "pwd", "echo", "printf",
-    "date", "uniq", "cut", "tr", "diff", "cmp", "basename", "dirname", "realpath", "readlink",
-    "true", "false", "tree", "zcat", "zgrep", "column", "nl", "tac", "seq", "which", "whoami",
-    "hostname", "uname", "nproc", "free", "uptime", "id", "test", "[", "sha256sum", "md5sum",
-    "comm", "paste", "fold", "expand", "od", "hexdump", "xxd", "strings", "cd", "type", "ps",
-    "numfmt", "yq"};
+    "ls",       "cat",    "head",   "tail",    "grep",      "egrep",    "fgrep",   "rg",
+    "wc",       "jq",     "squeue", "sacct",   "sinfo",     "sstat",    "sprio",   "sshare",
+    "stat",     "file",   "du",     "df",      "pwd",       "echo",     "printf",  "date",
+    "uniq",     "cut",    "tr",     "diff",    "cmp",       "basename", "dirname", "realpath",
+    "readlink", "true",   "false",  "tree",    "zcat",      "zgrep",    "column",  "nl",
+    "tac",      "seq",    "which",  "whoami",  "hostname",  "uname",    "nproc",   "free",
+    "uptime",   "id",     "test",   "[",       "sha256sum", "md5sum",   "comm",    "paste",
+    "fold",     "expand", "od",     "hexdump", "xxd",       "strings",  "cd",      "type",
+    "ps",       "numfmt", "yq"};
 
 // Programs that write or delete files: denied, with the event-log reason when they aim there.
-const std::set<std::string> kWriters = {"rm", "mv", "cp", "touch", "truncate", "dd", "tee", "ln",
-                                        "chmod", "chown", "rmdir", "mkdir", "shred", "install",
-                                        "rsync", "unlink", "patch", "split", "sqlite3", "ldb"};
+const std::set<std::string> kWriters = {"rm",     "mv",    "cp",    "touch",   "truncate",
+                                        "dd",     "tee",   "ln",    "chmod",   "chown",
+                                        "rmdir",  "mkdir", "shred", "install", "rsync",
+                                        "unlink", "patch", "split", "sqlite3", "ldb"};
 
 bool AnyArg(const CommandCall& call, bool (*pred)(const std::string&)) {
   return std::any_of(call.args.begin(), call.args.end(),
@@ -49,8 +52,9 @@ GuardDecision JudgeSed(const CommandCall& call) {
              c == ';' || c == 'q' || c == 'd' || c == ' ';
     });
     if (!simple || w.dynamic) {
-      return Deny("only line-range sed scripts such as 'sed -n 10,20p FILE' are allowed (sed "
-                  "scripts can write files); use head, tail or grep");
+      return Deny(
+          "only line-range sed scripts such as 'sed -n 10,20p FILE' are allowed (sed "
+          "scripts can write files); use head, tail or grep");
     }
     break;  // the first non-option word is the script; the rest are files
   }
@@ -72,17 +76,18 @@ GuardDecision JudgeSort(const CommandCall& call) {
 GuardDecision JudgeNvidiaSmi(const CommandCall& call) {
   static const std::set<std::string> kSubcommands = {"topo", "dmon", "pmon", "nvlink"};
   if (!call.args.empty() && kSubcommands.count(call.args[0].text)) return Allow();
-  static const std::set<std::string> kFlags = {"-q", "--query", "-L", "--list-gpus", "-x",
-                                               "--xml-format", "-i", "--id", "-d", "--display",
-                                               "-l", "--loop", "-lms", "--loop-ms", "-f",
-                                               "--filename", "-u", "--unit"};
+  static const std::set<std::string> kFlags = {
+      "-q",   "--query",   "-L", "--list-gpus", "-x", "--xml-format",
+      "-i",   "--id",      "-d", "--display",   "-l", "--loop",
+      "-lms", "--loop-ms", "-f", "--filename",  "-u", "--unit"};
   static const std::set<std::string> kValued = {"-i", "-d", "-l", "-lms", "-f"};
   for (size_t i = 0; i < call.args.size(); ++i) {
     const std::string& a = call.args[i].text;
     std::string name = a.substr(0, a.find('='));
     bool query = StartsWith(a, "--query-") || StartsWith(a, "--format=") || kFlags.count(name);
     if (!query) {
-      return Deny("'nvidia-smi " + a + "' is not a query; only inspection (-q, -L, "
+      return Deny("'nvidia-smi " + a +
+                  "' is not a query; only inspection (-q, -L, "
                   "--query-gpu=..., topo, dmon) is allowed");
     }
     if (name == "-f" || name == "--filename") return Deny("'nvidia-smi -f' writes a file");
@@ -105,7 +110,8 @@ GuardDecision JudgeWriter(const GuardConfig& config, const CommandCall& call,
     std::string v = EventLogViolation(config, w.text, cwd);
     if (!v.empty()) return Deny("'" + call.program + "': " + v);
   }
-  return Deny("'" + call.program + "' changes files; the agent is read-only (it inspects, then "
+  return Deny("'" + call.program +
+              "' changes files; the agent is read-only (it inspects, then "
               "answers with a JSON proposal)");
 }
 
@@ -120,7 +126,8 @@ GuardDecision JudgeProgram(const GuardConfig& config, const CommandCall& call,
   if (p == "nvidia-smi") return JudgeNvidiaSmi(call);
   if (p == "scontrol") return JudgeScontrol(call);
   if (kWriters.count(p)) return JudgeWriter(config, call, cwd);
-  return Deny("'" + p + "' is not on the allow-list. Allowed: read-only inspection (ls, cat, "
+  return Deny("'" + p +
+              "' is not on the allow-list. Allowed: read-only inspection (ls, cat, "
               "head, tail, grep, wc, jq, nvidia-smi, squeue, sacct, ...), kubectl/helm read-only "
               "in the campaign's namespace, and attune status|events|stack show|log parse|log "
               "triage|gate check|recipe import");

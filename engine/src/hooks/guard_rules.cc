@@ -17,23 +17,55 @@ bool Contains(const std::set<std::string>& set, const std::string& s) { return s
 
 // What kubectl and helm accept that takes the next word as its value, so the verb (the first
 // positional word) is found correctly.
-const std::set<std::string> kKubeValueFlags = {
-    "-o", "-l", "-c", "-f", "-L", "--output", "--selector", "--container", "--field-selector",
-    "--sort-by", "--template", "--since", "--tail", "--label-columns", "--request-timeout",
-    "--chunk-size", "--filename", "--since-time", "--limit-bytes", "--max-log-requests",
-    "--revision", "--max", "--version", "--repo"};
+const std::set<std::string> kKubeValueFlags = {"-o",
+                                               "-l",
+                                               "-c",
+                                               "-f",
+                                               "-L",
+                                               "--output",
+                                               "--selector",
+                                               "--container",
+                                               "--field-selector",
+                                               "--sort-by",
+                                               "--template",
+                                               "--since",
+                                               "--tail",
+                                               "--label-columns",
+                                               "--request-timeout",
+                                               "--chunk-size",
+                                               "--filename",
+                                               "--since-time",
+                                               "--limit-bytes",
+                                               "--max-log-requests",
+                                               "--revision",
+                                               "--max",
+                                               "--version",
+                                               "--repo"};
 
 // Flags that point kubectl/helm at another cluster, user or config: never allowed.
-const std::set<std::string> kKubeContextFlags = {
-    "--context", "--kubeconfig", "--cluster", "--user", "--server", "--token", "--as",
-    "--as-group", "--as-uid", "--kube-context", "--kube-apiserver", "--kube-token",
-    "--kube-as-user", "--kube-as-group", "--kube-ca-file", "--certificate-authority",
-    "--client-certificate", "--client-key"};
+const std::set<std::string> kKubeContextFlags = {"--context",
+                                                 "--kubeconfig",
+                                                 "--cluster",
+                                                 "--user",
+                                                 "--server",
+                                                 "--token",
+                                                 "--as",
+                                                 "--as-group",
+                                                 "--as-uid",
+                                                 "--kube-context",
+                                                 "--kube-apiserver",
+                                                 "--kube-token",
+                                                 "--kube-as-user",
+                                                 "--kube-as-group",
+                                                 "--kube-ca-file",
+                                                 "--certificate-authority",
+                                                 "--client-certificate",
+                                                 "--client-key"};
 
 struct KubeArgs {
-  std::vector<Word> namespaces;       // every -n/--namespace value
+  std::vector<Word> namespaces;  // every -n/--namespace value
   std::vector<std::string> positionals;
-  std::string violation;              // set for -A or a context switch
+  std::string violation;  // set for -A or a context switch
 };
 
 std::string FlagName(const std::string& word) {
@@ -75,17 +107,18 @@ KubeArgs ScanKube(const std::vector<Word>& args) {
 }
 
 // The namespace rule shared by kubectl and helm. `cluster_scoped` verbs need no namespace.
-GuardDecision CheckNamespace(const GuardConfig& config, const std::string& tool,
-                             const KubeArgs& k, bool cluster_scoped) {
+GuardDecision CheckNamespace(const GuardConfig& config, const std::string& tool, const KubeArgs& k,
+                             bool cluster_scoped) {
   if (!k.violation.empty()) {
-    return Deny(tool + " outside the campaign's namespace: " + k.violation +
-                "; use only -n " + (config.k8s_namespace.empty() ? "<none configured>" : config.k8s_namespace));
+    return Deny(tool + " outside the campaign's namespace: " + k.violation + "; use only -n " +
+                (config.k8s_namespace.empty() ? "<none configured>" : config.k8s_namespace));
   }
   if (config.k8s_namespace.empty() && !cluster_scoped) {
     return Deny(tool + " is not allowed: this campaign has no Kubernetes namespace configured");
   }
   for (const Word& ns : k.namespaces) {
-    if (ns.dynamic) return Deny(tool + ": the namespace '" + ns.text + "' is computed; write it out");
+    if (ns.dynamic)
+      return Deny(tool + ": the namespace '" + ns.text + "' is computed; write it out");
     if (ns.text != config.k8s_namespace) {
       return Deny(tool + " outside the campaign's namespace: '-n " + ns.text +
                   "' (this campaign may only use namespace '" + config.k8s_namespace + "')");
@@ -109,26 +142,29 @@ GuardDecision Deny(std::string why) { return GuardDecision{false, kPrefix + std:
 
 GuardDecision JudgeKubectl(const GuardConfig& config, const CommandCall& call) {
   if (call.args_from_stdin) {
-    return Deny("kubectl run through xargs takes arguments from its input; the guard cannot check "
-                "the namespace. Write the full kubectl command");
+    return Deny(
+        "kubectl run through xargs takes arguments from its input; the guard cannot check "
+        "the namespace. Write the full kubectl command");
   }
   KubeArgs k = ScanKube(call.args);
   std::string verb = Verb(k);
   if (verb == "config") {
     std::string sub = Verb(k, 1);
     if (sub == "current-context" || sub == "get-contexts") return Allow();
-    return Deny("'kubectl config " + sub + "' changes or reveals cluster contexts; a context "
+    return Deny("'kubectl config " + sub +
+                "' changes or reveals cluster contexts; a context "
                 "switch is never allowed");
   }
   static const std::set<std::string> kClusterScoped = {"version", "api-resources", "api-versions",
                                                        "explain"};
-  static const std::set<std::string> kReadOnly = {"get", "describe", "logs", "top", "events",
-                                                  "auth"};
+  static const std::set<std::string> kReadOnly = {"get", "describe", "logs",
+                                                  "top", "events",   "auth"};
   bool cluster_scoped = Contains(kClusterScoped, verb);
   GuardDecision ns = CheckNamespace(config, "kubectl", k, cluster_scoped);
   if (!ns.allow) return ns;
   if (cluster_scoped || Contains(kReadOnly, verb)) return Allow();
-  return Deny("'kubectl " + verb + "' is not read-only; the agent may only inspect (get, "
+  return Deny("'kubectl " + verb +
+              "' is not read-only; the agent may only inspect (get, "
               "describe, logs, top, events); the engine's launcher owns the jobs");
 }
 
@@ -138,8 +174,8 @@ GuardDecision JudgeHelm(const GuardConfig& config, const CommandCall& call) {
   }
   KubeArgs k = ScanKube(call.args);
   std::string verb = Verb(k);
-  static const std::set<std::string> kClusterScoped = {"version", "search", "show", "inspect",
-                                                       "env", "help"};
+  static const std::set<std::string> kClusterScoped = {"version", "search", "show",
+                                                       "inspect", "env",    "help"};
   static const std::set<std::string> kReadOnly = {"list", "ls", "status", "get", "history", "hist"};
   bool cluster_scoped = Contains(kClusterScoped, verb);
   GuardDecision ns = CheckNamespace(config, "helm", k, cluster_scoped);

@@ -15,7 +15,7 @@ namespace attune::hooks {
 
 // One command as the rules see it: the program's base name and its arguments (argv[1..]).
 struct CommandCall {
-  std::string program;     // base name: "/usr/bin/kubectl" -> "kubectl"
+  std::string program;       // base name: "/usr/bin/kubectl" -> "kubectl"
   std::string program_path;  // as written
   std::vector<Word> args;
   bool args_from_stdin = false;  // run by xargs: more arguments will be appended at run time

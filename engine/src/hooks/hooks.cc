@@ -4,9 +4,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "hooks/guard_policy.h"
 #include "hooks/stop_hook.h"
@@ -60,7 +59,8 @@ int Guard(const std::vector<std::string>& args, std::istream& in, std::ostream& 
   if (!ParseFlags(args, &flags, &error) || Get(flags, "campaign-dir").empty()) {
     if (error.empty()) error = "--campaign-dir is required";
     err << "attune hook guard: " << error << "\n";
-    PrintGuardAnswer(false, "attune guard is misconfigured (" + error + "); nothing is allowed", out);
+    PrintGuardAnswer(false, "attune guard is misconfigured (" + error + "); nothing is allowed",
+                     out);
     return kUsage;
   }
   GuardConfig config;

@@ -45,7 +45,8 @@ Result<pid_t> SpawnWithStdout(const std::vector<std::string>& argv, int out_fd) 
 Result<std::string> RunCapture(const std::vector<std::string>& argv, double timeout_s) {
   if (argv.empty()) return Status::InvalidArgument("RunCapture: empty argv");
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Status::IoError(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return Status::IoError(std::string("pipe: ") + std::strerror(errno));
   auto pid = SpawnWithStdout(argv, fds[1]);
   close(fds[1]);
   if (!pid.ok()) {
@@ -80,10 +81,13 @@ Result<std::string> RunCapture(const std::vector<std::string>& argv, double time
     }
     usleep(10000);
   }
-  if (timed_out) return Status::DeadlineExceeded("'" + argv[0] + "' took longer than " + std::to_string(timeout_s) + " s");
+  if (timed_out)
+    return Status::DeadlineExceeded("'" + argv[0] + "' took longer than " +
+                                    std::to_string(timeout_s) + " s");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return Status::Unavailable("'" + argv[0] + " " + (argv.size() > 1 ? argv[1] : "") +
-                               "' failed (exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+                               "' failed (exit status " +
+                               std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
   }
   return out;
 }

@@ -77,9 +77,7 @@ class Splitter {
 
  private:
   bool AtEnd() const { return pos_ >= s_.size(); }
-  char Peek(size_t ahead = 0) const {
-    return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0';
-  }
+  char Peek(size_t ahead = 0) const { return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0'; }
 
   Status Error(const std::string& what) const {
     return Status::InvalidArgument("shell syntax at offset " + std::to_string(pos_) + ": " + what);
@@ -136,7 +134,8 @@ class Splitter {
     Word w;
     ATTUNE_RETURN_IF_ERROR(ReadWord(&w));
     bool all_digits = pos_ > start;
-    for (size_t i = start; i < pos_; ++i) all_digits = all_digits && std::isdigit(static_cast<unsigned char>(s_[i]));
+    for (size_t i = start; i < pos_; ++i)
+      all_digits = all_digits && std::isdigit(static_cast<unsigned char>(s_[i]));
     if (all_digits && (Peek() == '<' || Peek() == '>')) return Redirection(cmd, w.text);
     if (cmd->argv.empty() && IsAssignment(w)) {
       cmd->assignments.push_back(std::move(w));
@@ -157,7 +156,8 @@ class Splitter {
         break;
       }
     }
-    if (op == "<<") return Error("here-documents (<<) are not supported; pass the text another way");
+    if (op == "<<")
+      return Error("here-documents (<<) are not supported; pass the text another way");
     pos_ += op.size();
     SkipBlanks();
     if (AtEnd() || IsMeta(Peek())) return Error("redirection '" + fd + op + "' has no target");
@@ -283,7 +283,30 @@ class Splitter {
   }
 
   // $((...)) and ${...}: skipped to their matching close; their value is unknown.
-  Status Arithmetic(Word* w) { return SkipBalanced(w, '(', ')', 1, "$((...))"); }
+  // $((expr)) is arithmetic only when it closes with "))"; `$((cmd) )` is a command substitution
+  // of a subshell, whose command must be checked like any other.
+  Status Arithmetic(Word* w) {
+    int depth = 0;
+    for (size_t i = pos_ + 3; i < s_.size(); ++i) {
+      char c = s_[i];
+      if (c == '(') ++depth;
+      if (c != ')') continue;
+      if (depth > 0) {
+        --depth;
+        continue;
+      }
+      if (i + 1 >= s_.size() || s_[i + 1] != ')') return CommandSubstitution(w);
+      std::string_view expr = s_.substr(pos_ + 3, i - pos_ - 3);
+      if (expr.find("$(") != std::string_view::npos || expr.find('`') != std::string_view::npos) {
+        return Error("command substitution inside $((...)) is not supported");
+      }
+      pos_ = i + 2;
+      w->text += "$((...))";
+      w->dynamic = true;
+      return Status::Ok();
+    }
+    return Error("unterminated $((...))");
+  }
   Status Braced(Word* w) { return SkipBalanced(w, '{', '}', 1, "${...}"); }
 
   Status SkipBalanced(Word* w, char open, char close, size_t skip_prefix, const char* shown) {
@@ -309,11 +332,21 @@ class Splitter {
       }
       char e = s_[++i];
       switch (e) {
-        case 'n': w->text += '\n'; break;
-        case 't': w->text += '\t'; break;
-        case '\\': w->text += '\\'; break;
-        case '\'': w->text += '\''; break;
-        case '"': w->text += '"'; break;
+        case 'n':
+          w->text += '\n';
+          break;
+        case 't':
+          w->text += '\t';
+          break;
+        case '\\':
+          w->text += '\\';
+          break;
+        case '\'':
+          w->text += '\'';
+          break;
+        case '"':
+          w->text += '"';
+          break;
         default:
           // Octal, hex and unicode escapes could spell anything: the value is unknown.
           w->text += '\\';

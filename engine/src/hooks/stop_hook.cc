@@ -55,8 +55,10 @@ size_t MatchingBrace(const std::string& text, size_t open) {
   for (size_t i = open; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') in_string = true;
@@ -95,7 +97,9 @@ void SaveState(const std::string& campaign_dir, const StopState& s, std::ostream
     f << json{{"session_id", s.session_id}, {"blocks", s.blocks}}.dump() << "\n";
   }
   fs::rename(tmp, StatePath(campaign_dir), ec);
-  if (ec) err << "attune hook stop: cannot save " << StatePath(campaign_dir) << ": " << ec.message() << "\n";
+  if (ec)
+    err << "attune hook stop: cannot save " << StatePath(campaign_dir) << ": " << ec.message()
+        << "\n";
 }
 
 CampaignProgress ReadProgress(const StopConfig& config) {
@@ -127,11 +131,12 @@ std::string BlockReason(const CampaignProgress& p, int block, int cap) {
   if (p.budget_total_gpu_hours) left += " of " + FormatHours(*p.budget_total_gpu_hours);
   std::string reason = "attune: the campaign is not done and has budget left (" + left + " left";
   if (p.candidates_left) reason += ", " + std::to_string(*p.candidates_left) + " candidates left";
-  reason += "). Do not stop yet: inspect the campaign if needed (attune status, attune events), "
-            "then end your turn with your answer as one JSON object: "
-            "{\"changes\":[{\"key\":...,\"from\":...,\"to\":...}],\"lever_id\":...,\"rationale\":...} "
-            "or {\"done\":true,\"rationale\":...}. (Reminder " +
-            std::to_string(block) + " of at most " + std::to_string(cap) + ".)";
+  reason +=
+      "). Do not stop yet: inspect the campaign if needed (attune status, attune events), "
+      "then end your turn with your answer as one JSON object: "
+      "{\"changes\":[{\"key\":...,\"from\":...,\"to\":...}],\"lever_id\":...,\"rationale\":...} "
+      "or {\"done\":true,\"rationale\":...}. (Reminder " +
+      std::to_string(block) + " of at most " + std::to_string(cap) + ".)";
   return reason;
 }
 
@@ -145,9 +150,8 @@ CampaignProgress ProgressFromStatusJson(const json& status) {
                                                  {"budget", "left_gpu_hours"},
                                                  {"budget", "remaining_gpu_hours"},
                                                  {"budget", "left"}});
-  p.budget_total_gpu_hours = FirstNumber(status, {{"budget_total_gpu_hours"},
-                                                  {"budget", "total_gpu_hours"},
-                                                  {"budget", "total"}});
+  p.budget_total_gpu_hours = FirstNumber(
+      status, {{"budget_total_gpu_hours"}, {"budget", "total_gpu_hours"}, {"budget", "total"}});
   if (auto c = FirstNumber(status, {{"candidates_left"}, {"budget", "candidates_left"}})) {
     p.candidates_left = static_cast<int>(*c);
   }
@@ -179,7 +183,8 @@ int RunStopHook(const StopConfig& config, std::istream& in, std::ostream& out, s
   }
   CampaignProgress p = ReadProgress(config);
   if (!p.readable) {
-    err << "attune hook stop: cannot read the campaign status (" << p.error << "); letting the agent stop\n";
+    err << "attune hook stop: cannot read the campaign status (" << p.error
+        << "); letting the agent stop\n";
     return 0;
   }
   bool budget_left = p.budget_left_gpu_hours && *p.budget_left_gpu_hours > 0 &&
@@ -197,7 +202,8 @@ int RunStopHook(const StopConfig& config, std::istream& in, std::ostream& out, s
   }
   ++state.blocks;
   SaveState(config.campaign_dir, state, err);
-  out << json{{"decision", "block"}, {"reason", BlockReason(p, state.blocks, config.cap)}}.dump() << "\n";
+  out << json{{"decision", "block"}, {"reason", BlockReason(p, state.blocks, config.cap)}}.dump()
+      << "\n";
   return 0;
 }
 

@@ -24,10 +24,9 @@
 #define ATTUNE_ENGINE_HOOKS_STOP_HOOK_H_
 
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace attune::hooks {
 

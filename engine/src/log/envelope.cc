@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include <openssl/evp.h>
+
 #include "attune/hash.h"
 
 namespace attune::log {
@@ -39,6 +41,46 @@ uint64_t LeadingSeq(std::string_view value) {
   }
   if (i == kSeqOpen.size() || i >= value.size() || value[i] != ',') return 0;
   return seq;
+}
+
+// SHA-256 of `body` + "}" compared with `hex`, without building either string: this runs once
+// per event on every open.
+bool HashMatches(std::string_view body, std::string_view hex) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  bool ok = ctx != nullptr && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
+            EVP_DigestUpdate(ctx, body.data(), body.size()) == 1 &&
+            EVP_DigestUpdate(ctx, "}", 1) == 1 && EVP_DigestFinal_ex(ctx, digest, &len) == 1;
+  EVP_MD_CTX_free(ctx);
+  if (!ok || len * 2 != hex.size()) return false;
+  for (unsigned int i = 0; i < len; ++i) {
+    if (hex[2 * i] != kHex[digest[i] >> 4] || hex[2 * i + 1] != kHex[digest[i] & 0xf]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Reads the decimal digits at value[*pos] into *out and advances; false when there are none.
+bool ReadInt(std::string_view value, size_t* pos, int64_t* out) {
+  bool negative = *pos < value.size() && value[*pos] == '-';
+  size_t i = *pos + (negative ? 1 : 0), start = i;
+  int64_t v = 0;
+  for (; i < value.size() && std::isdigit(static_cast<unsigned char>(value[i])); ++i) {
+    v = v * 10 + (value[i] - '0');
+  }
+  if (i == start) return false;
+  *out = negative ? -v : v;
+  *pos = i;
+  return true;
+}
+
+bool Expect(std::string_view value, size_t* pos, std::string_view literal) {
+  if (value.substr(*pos, literal.size()) != literal) return false;
+  *pos += literal.size();
+  return true;
 }
 
 }  // namespace
@@ -98,7 +140,7 @@ Result<EnvelopeLinks> CheckEnvelope(std::string_view value) {
   links.hash = value.substr(value.size() - kHexLen - 2, kHexLen);
   std::string_view body = value.substr(0, value.size() - tail);
   if (!IsLowerHex(links.hash)) return Status::Corruption("the stored hash is not lowercase hex");
-  if (Sha256Hex(std::string(body) + "}") != links.hash) {
+  if (!HashMatches(body, links.hash)) {
     return Status::Corruption("its bytes do not match its hash (the event was altered)");
   }
   // The body ends with ,"prev":"<0 or 64 hex>"
@@ -116,24 +158,34 @@ Result<EnvelopeLinks> CheckEnvelope(std::string_view value) {
 }
 
 Result<EventRecord> DecodeEnvelope(std::string_view value) {
-  nlohmann::json j = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return Status::Corruption("the stored value is not valid JSON");
+  // The header and the tail have a fixed shape (the value passed CheckEnvelope at open), so
+  // only `data` goes through the JSON parser.
+  EventRecord r;
+  size_t pos = 0;
+  int64_t seq = 0, v = 0;
+  bool ok = Expect(value, &pos, kSeqOpen) && ReadInt(value, &pos, &seq) &&
+            Expect(value, &pos, ",\"type\":\"");
+  size_t type_end = ok ? value.find('"', pos) : std::string_view::npos;
+  if (type_end == std::string_view::npos) return Status::Corruption("malformed envelope header");
+  r.type.assign(value.substr(pos, type_end - pos));
+  pos = type_end + 1;
+  ok = Expect(value, &pos, ",\"v\":") && ReadInt(value, &pos, &v) &&
+       Expect(value, &pos, ",\"ts\":") && ReadInt(value, &pos, &r.ts_ms) &&
+       Expect(value, &pos, ",\"data\":");
+  size_t prev_at = value.rfind(kPrevMember);
+  size_t hash_at = value.rfind(kHashMember);
+  if (!ok || prev_at == std::string_view::npos || hash_at == std::string_view::npos ||
+      prev_at < pos || hash_at < prev_at || value.size() < hash_at + kHashMember.size() + 2) {
+    return Status::Corruption("malformed envelope");
   }
-  try {
-    EventRecord r;
-    r.seq = j.at("seq").get<uint64_t>();
-    r.type = j.at("type").get<std::string>();
-    r.v = j.at("v").get<int>();
-    r.ts_ms = j.at("ts").get<int64_t>();
-    r.data = j.at("data");
-    r.prev = j.at("prev").get<std::string>();
-    r.hash = j.at("hash").get<std::string>();
-    return r;
-  } catch (const std::exception& e) {
-    // nlohmann reports a missing or mistyped member by throwing; it is a damaged envelope.
-    return Status::Corruption(std::string("the envelope is missing a member: ") + e.what());
-  }
+  r.seq = static_cast<uint64_t>(seq);
+  r.v = static_cast<int>(v);
+  r.prev.assign(value.substr(prev_at + kPrevMember.size(), hash_at - 1 - prev_at - kPrevMember.size()));
+  r.hash.assign(value.substr(hash_at + kHashMember.size(), value.size() - 2 - hash_at - kHashMember.size()));
+  std::string_view data = value.substr(pos, prev_at - pos);
+  r.data = nlohmann::json::parse(data.begin(), data.end(), nullptr, /*allow_exceptions=*/false);
+  if (r.data.is_discarded()) return Status::Corruption("the event's data is not valid JSON");
+  return r;
 }
 
 }  // namespace attune::log

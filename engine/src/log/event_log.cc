@@ -206,7 +206,14 @@ Result<std::unique_ptr<EventLog>> EventLog::Open(const std::string& dir,
 }
 
 EventLog::EventLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-EventLog::~EventLog() = default;
+EventLog::~EventLog() {
+  if (impl_->db && !impl_->options.read_only && impl_->options.flush_on_close &&
+      impl_->poisoned.ok()) {
+    // Best effort: every event is already durable in the WAL; a failed flush only means the
+    // next open replays it.
+    (void)impl_->db->Flush(rocksdb::FlushOptions());
+  }
+}
 
 const std::string& EventLog::campaign_id() const { return impl_->campaign; }
 const std::string& EventLog::dir() const { return impl_->dir; }

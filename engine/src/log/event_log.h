@@ -60,6 +60,10 @@ struct EventLogOptions {
   // after every Append (a process crash loses nothing), but synced only when the last sync is at
   // least N ms old, and on close; after a power loss it may lag (docs/events.md "Watermark").
   int watermark_sync_interval_ms = 0;
+  // On close, a writer flushes RocksDB's memtable into a table file so that the next open reads
+  // tables instead of replaying the write-ahead log (faster restarts). false leaves the recent
+  // events only in the WAL, as a crash does (the corruption tests use it).
+  bool flush_on_close = true;
 };
 
 struct VerifyReport;

@@ -43,12 +43,11 @@ std::vector<std::string> PluginHost::DefaultSearchPath(const std::vector<std::st
     for (std::string dir; std::getline(in, dir, ':');) AddUnique(&path, dir);
   }
   std::string exe_dir = ExecutableDir();
-  // The build tree's plugins only for binaries of that build tree, so an installed attune
-  // never sees a second copy of every plugin (a duplicate-name error).
-#ifdef ATTUNE_BUILD_DIR
-  if (IsUnder(exe_dir, ATTUNE_BUILD_DIR)) AddUnique(&path, ATTUNE_BUILD_DIR "/plugins");
-#endif
-  if (!exe_dir.empty() && !IsUnder(exe_dir, ATTUNE_BUILD_DIR_OR_EMPTY)) {
+  // The build tree's plugins only for binaries of that build tree, and the install directory
+  // only for installed binaries, so no plugin is ever found twice (a duplicate-name error).
+  if (IsUnder(exe_dir, ATTUNE_BUILD_DIR)) {
+    AddUnique(&path, std::string(ATTUNE_BUILD_DIR) + "/plugins");
+  } else if (!exe_dir.empty()) {
     AddUnique(&path, (fs::path(exe_dir).parent_path() / "lib/attune/plugins").string());
   }
   return path;

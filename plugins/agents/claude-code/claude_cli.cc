@@ -17,7 +17,9 @@ using nlohmann::json;
 
 bool Executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
-std::string Tail(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
+std::string Tail(const std::string& s, size_t n) {
+  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
+}
 
 Status TypeError(const std::string& key, const char* expected, const json& found) {
   return Status::InvalidArgument("agent claude-code: with." + key + ": expected " + expected +
@@ -54,9 +56,12 @@ Status ReadEnv(const json& with, ClaudeCodeConfig* c) {
   const json& env = with.at("env");
   if (!env.is_object()) return TypeError("env", "a map of NAME: value", env);
   for (const auto& [k, v] : env.items()) {
-    if (v.is_string()) c->env.emplace_back(k, v.get<std::string>());
-    else if (v.is_number() || v.is_boolean()) c->env.emplace_back(k, v.dump());
-    else return TypeError("env." + k, "a string", v);
+    if (v.is_string())
+      c->env.emplace_back(k, v.get<std::string>());
+    else if (v.is_number() || v.is_boolean())
+      c->env.emplace_back(k, v.dump());
+    else
+      return TypeError("env." + k, "a string", v);
   }
   return Status::Ok();
 }
@@ -74,16 +79,18 @@ Status ReadTools(const json& with, ClaudeCodeConfig* c) {
 }
 
 Status CheckKnownKeys(const json& with) {
-  static const char* kKeys[] = {"binary", "model", "max_turns", "timeout_s", "retries",
-                                "api_retries", "max_budget_usd", "env", "namespace", "skill",
-                                "stop_hook_cap", "hooks", "resume", "permission_mode", "tools"};
+  static const char* kKeys[] = {"binary",    "model",           "max_turns",      "timeout_s",
+                                "retries",   "api_retries",     "max_budget_usd", "env",
+                                "namespace", "skill",           "stop_hook_cap",  "hooks",
+                                "resume",    "permission_mode", "tools"};
   for (const auto& [k, v] : with.items()) {
     bool known = false;
     for (const char* key : kKeys) known = known || k == key;
     if (!known) {
       std::string list;
       for (const char* key : kKeys) list += (list.empty() ? "" : ", ") + std::string(key);
-      return Status::InvalidArgument("agent claude-code: unknown key with." + k + " (known: " + list + ")");
+      return Status::InvalidArgument("agent claude-code: unknown key with." + k +
+                                     " (known: " + list + ")");
     }
   }
   return Status::Ok();
@@ -91,7 +98,10 @@ Status CheckKnownKeys(const json& with) {
 
 std::string HookCommand(const std::vector<std::string>& words) {
   std::string cmd;
-  for (const auto& w : words) cmd += (cmd.empty() ? "" : " ") + ShellQuote(w);
+  for (const auto& w : words) {
+    if (!cmd.empty()) cmd += ' ';
+    cmd += ShellQuote(w);
+  }
   return cmd;
 }
 
@@ -106,7 +116,8 @@ std::string FindExecutable(const std::string& name) {
     if (!dir.empty() && Executable(dir + "/" + name)) return dir + "/" + name;
   }
   const char* home = std::getenv("HOME");
-  for (std::string d : {std::string("/usr/local/bin"), std::string(home ? home : "") + "/.local/bin"}) {
+  for (std::string d :
+       {std::string("/usr/local/bin"), std::string(home ? home : "") + "/.local/bin"}) {
     if (Executable(d + "/" + name)) return d + "/" + name;
   }
   return "";
@@ -149,29 +160,43 @@ Result<ClaudeCodeConfig> ParseConfig(const PluginContext& context) {
 }
 
 json HookSettings(const ClaudeCodeConfig& c) {
-  std::vector<std::string> guard = {c.attune_binary, "hook", "guard", "--campaign-dir", c.campaign_dir,
-                                    "--attune", c.attune_binary};
+  std::vector<std::string> guard = {c.attune_binary, "hook",     "guard",        "--campaign-dir",
+                                    c.campaign_dir,  "--attune", c.attune_binary};
   if (!c.k8s_namespace.empty()) {
     guard.push_back("--namespace");
     guard.push_back(c.k8s_namespace);
   }
-  std::vector<std::string> stop = {c.attune_binary, "hook", "stop", "--campaign-dir", c.campaign_dir,
-                                   "--attune", c.attune_binary, "--cap",
-                                   std::to_string(c.stop_hook_cap)};
-  json pre = {{"matcher", "*"},
-              {"hooks", json::array({{{"type", "command"}, {"command", HookCommand(guard)}, {"timeout", 30}}})}};
-  json st = {{"hooks", json::array({{{"type", "command"}, {"command", HookCommand(stop)}, {"timeout", 60}}})}};
+  std::vector<std::string> stop = {
+      c.attune_binary,  "hook",         "stop",
+      "--campaign-dir", c.campaign_dir, "--attune",
+      c.attune_binary,  "--cap",        std::to_string(c.stop_hook_cap)};
+  json pre = {
+      {"matcher", "*"},
+      {"hooks",
+       json::array({{{"type", "command"}, {"command", HookCommand(guard)}, {"timeout", 30}}})}};
+  json st = {
+      {"hooks",
+       json::array({{{"type", "command"}, {"command", HookCommand(stop)}, {"timeout", 60}}})}};
   return json{{"hooks", {{"PreToolUse", json::array({pre})}, {"Stop", json::array({st})}}}};
 }
 
 std::vector<std::string> BuildArgv(const ClaudeCodeConfig& c, const ClaudeCall& call) {
   // The prompt comes right after -p: --allowedTools takes a variable number of words and would
   // swallow a prompt placed after it.
-  std::vector<std::string> argv = {c.binary, "-p", call.prompt, "--output-format", "json",
-                                   "--max-turns", std::to_string(c.max_turns),
-                                   "--permission-mode", c.permission_mode};
+  std::vector<std::string> argv = {c.binary,
+                                   "-p",
+                                   call.prompt,
+                                   "--output-format",
+                                   "json",
+                                   "--max-turns",
+                                   std::to_string(c.max_turns),
+                                   "--permission-mode",
+                                   c.permission_mode};
   std::string tools;
-  for (const auto& t : c.tools) tools += (tools.empty() ? "" : ",") + t;
+  for (const auto& t : c.tools) {
+    if (!tools.empty()) tools += ',';
+    tools += t;
+  }
   argv.insert(argv.end(), {"--tools", tools});
   if (c.hooks) argv.insert(argv.end(), {"--settings", HookSettings(c).dump()});
   if (!c.model.empty()) argv.insert(argv.end(), {"--model", c.model});
@@ -213,13 +238,15 @@ ClaudeRun ReadRun(const ProcessResult& p) {
   json j = json::parse(p.out, nullptr, false);
   if (!j.is_object()) {
     r.error = "the CLI did not print a JSON result (exit code " + std::to_string(p.exit_code) +
-              (p.term_signal ? ", signal " + std::to_string(p.term_signal) : "") + "); stderr: " +
-              Tail(p.err, 600) + "; stdout: " + Tail(p.out, 300);
+              (p.term_signal ? ", signal " + std::to_string(p.term_signal) : "") +
+              "); stderr: " + Tail(p.err, 600) + "; stdout: " + Tail(p.out, 300);
     return r;
   }
   r.session_id = j.value("session_id", "");
   r.num_turns = j.value("num_turns", 0);
-  r.total_cost_usd = j.contains("total_cost_usd") && j["total_cost_usd"].is_number() ? j["total_cost_usd"].get<double>() : 0.0;
+  r.total_cost_usd = j.contains("total_cost_usd") && j["total_cost_usd"].is_number()
+                         ? j["total_cost_usd"].get<double>()
+                         : 0.0;
   r.subtype = j.value("subtype", "");
   r.terminal_reason = j.value("terminal_reason", "");
   if (j.contains("permission_denials") && j["permission_denials"].is_array()) {
@@ -232,9 +259,11 @@ ClaudeRun ReadRun(const ProcessResult& p) {
   if (!r.ok) {
     std::string errors = j.contains("errors") ? j["errors"].dump() : "";
     r.error = "the CLI reported " + (r.subtype.empty() ? std::string("an error") : r.subtype) +
-              " (exit code " + std::to_string(p.exit_code) + ", is_error " + (is_error ? "true" : "false") +
+              " (exit code " + std::to_string(p.exit_code) + ", is_error " +
+              (is_error ? "true" : "false") +
               (r.terminal_reason.empty() ? "" : ", terminal_reason " + r.terminal_reason) + ")" +
-              (errors.empty() ? "" : ": " + errors) + (has_result ? ": " + Tail(r.result, 400) : "");
+              (errors.empty() ? "" : ": " + errors) +
+              (has_result ? ": " + Tail(r.result, 400) : "");
   }
   return r;
 }

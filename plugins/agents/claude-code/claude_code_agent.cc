@@ -97,8 +97,8 @@ Result<ClaudeRun> ClaudeCodeAgent::RunOnce(const ClaudeCall& call, const std::st
                                            Clock::time_point deadline) {
   double left = std::chrono::duration<double>(deadline - Clock::now()).count();
   if (left <= 0) {
-    return Status::DeadlineExceeded("claude-code: no time left of timeout_s=" +
-                                    std::to_string(config_.timeout_s) + " s");
+    return Status::DeadlineExceeded(
+        "claude-code: no time left of timeout_s=" + std::to_string(config_.timeout_s) + " s");
   }
   ProcessSpec spec;
   spec.argv = BuildArgv(config_, call);
@@ -108,7 +108,8 @@ Result<ClaudeRun> ClaudeCodeAgent::RunOnce(const ClaudeCall& call, const std::st
   ATTUNE_ASSIGN_OR_RETURN(ProcessResult p, RunProcess(spec));
   if (p.timed_out) {
     return Status::DeadlineExceeded(
-        "claude-code: the CLI did not answer within timeout_s=" + std::to_string(config_.timeout_s) +
+        "claude-code: the CLI did not answer within timeout_s=" +
+        std::to_string(config_.timeout_s) +
         " s; its process group was killed (raise `timeout_s:` or check the model endpoint)");
   }
   return ReadRun(p);
@@ -137,16 +138,19 @@ Result<Proposal> ClaudeCodeAgent::Propose(const CampaignView& view) {
     if (spent >= *config_.max_budget_usd) {
       Proposal done;
       done.done = true;
-      done.rationale = "claude-code: the agent's budget is spent ($" + Money(spent) + " of max_budget_usd $" +
-                       Money(*config_.max_budget_usd) + "); no more proposals";
-      done.meta = {{"agent", "claude-code"}, {"budget_exhausted", true}, {"recorded_cost_usd", spent}};
+      done.rationale = "claude-code: the agent's budget is spent ($" + Money(spent) +
+                       " of max_budget_usd $" + Money(*config_.max_budget_usd) +
+                       "); no more proposals";
+      done.meta = {
+          {"agent", "claude-code"}, {"budget_exhausted", true}, {"recorded_cost_usd", spent}};
       return done;
     }
     budget_left = *config_.max_budget_usd - spent;
   }
   if (config_.hooks && config_.attune_binary.empty()) {
-    return Status::FailedPrecondition("claude-code: the hooks need the attune binary's path "
-                                      "(PluginContext::attune_binary is empty); run under `attune`");
+    return Status::FailedPrecondition(
+        "claude-code: the hooks need the attune binary's path "
+        "(PluginContext::attune_binary is empty); run under `attune`");
   }
   std::string cwd = view.campaign_dir.empty() ? config_.campaign_dir : view.campaign_dir;
   if (config_.campaign_dir.empty()) config_.campaign_dir = cwd;
@@ -154,8 +158,9 @@ Result<Proposal> ClaudeCodeAgent::Propose(const CampaignView& view) {
                                      std::chrono::duration<double>(config_.timeout_s));
   Attempt attempt;
   std::string session = config_.resume ? LastSessionId(view) : "";
-  ATTUNE_ASSIGN_OR_RETURN(ClaudeRun run, RunWithRetries(NewCall(BuildProposalPrompt(view), session, budget_left),
-                                                        cwd, deadline, &attempt));
+  ATTUNE_ASSIGN_OR_RETURN(
+      ClaudeRun run, RunWithRetries(NewCall(BuildProposalPrompt(view), session, budget_left), cwd,
+                                    deadline, &attempt));
   auto proposal = ParseAnswer(run.result);
   Status valid = proposal.ok() ? ValidateProposal(view, &*proposal) : proposal.status();
   if (!valid.ok()) {
@@ -165,14 +170,16 @@ Result<Proposal> ClaudeCodeAgent::Propose(const CampaignView& view) {
     proposal = ParseAnswer(run.result);
     Status second = proposal.ok() ? ValidateProposal(view, &*proposal) : proposal.status();
     if (!second.ok()) {
-      return Status::InvalidArgument("claude-code: the answer was invalid twice (session " + run.session_id +
-                                     "); first: " + valid.message() + "; then: " + second.message());
+      return Status::InvalidArgument("claude-code: the answer was invalid twice (session " +
+                                     run.session_id + "); first: " + valid.message() +
+                                     "; then: " + second.message());
     }
   }
-  proposal->meta = {{"agent", "claude-code"},      {"session_id", run.session_id},
-                    {"num_turns", attempt.num_turns}, {"total_cost_usd", attempt.cost_usd},
-                    {"calls", attempt.calls},       {"permission_denials", attempt.permission_denials},
-                    {"model", config_.model},       {"resumed_session", !session.empty()}};
+  proposal->meta = {
+      {"agent", "claude-code"},         {"session_id", run.session_id},
+      {"num_turns", attempt.num_turns}, {"total_cost_usd", attempt.cost_usd},
+      {"calls", attempt.calls},         {"permission_denials", attempt.permission_denials},
+      {"model", config_.model},         {"resumed_session", !session.empty()}};
   return proposal;
 }
 

@@ -41,7 +41,8 @@ class ClaudeCodeAgent : public Agent {
   struct Attempt;
 
   // One CLI run within the deadline. kDeadlineExceeded when it ran out of time.
-  Result<ClaudeRun> RunOnce(const ClaudeCall& call, const std::string& cwd, Clock::time_point deadline);
+  Result<ClaudeRun> RunOnce(const ClaudeCall& call, const std::string& cwd,
+                            Clock::time_point deadline);
   // Runs with retries; `call.resume_session` is dropped after a failed resume.
   Result<ClaudeRun> RunWithRetries(ClaudeCall call, const std::string& cwd,
                                    Clock::time_point deadline, Attempt* attempt);

@@ -4,4 +4,5 @@
 #include "attune/plugin.h"
 #include "claude_code_agent.h"
 
-ATTUNE_PLUGIN(attune::PluginKind::kAgent, "claude-code", "0.1.0", attune::agents::CreateClaudeCodeAgent)
+ATTUNE_PLUGIN(attune::PluginKind::kAgent, "claude-code", "0.1.0",
+              attune::agents::CreateClaudeCodeAgent)

@@ -36,7 +36,8 @@ void Recipe(std::ostringstream& o, const char* title, const attune::Recipe& r) {
 
 void Rules(std::ostringstream& o, const CampaignView& v) {
   o << "## Rules\n"
-       "- Propose ONE legal move from the list below (copy its changes exactly, including \"from\"), "
+       "- Propose ONE legal move from the list below (copy its changes exactly, including "
+       "\"from\"), "
        "or declare done. The engine benchmarks it; you will be asked again with the result.\n"
        "- A candidate replaces the leader only when it is faster by more than the noise band ("
     << Pct(v.noise_band)
@@ -50,15 +51,16 @@ void Rules(std::ostringstream& o, const CampaignView& v) {
        "job.\n"
        "- You may inspect with read-only commands (attune status . --json, attune events ., attune "
        "stack show "
-    << v.stack << ", attune log triage, cat/grep/head/tail on logs). You cannot edit files or "
+    << v.stack
+    << ", attune log triage, cat/grep/head/tail on logs). You cannot edit files or "
        "launch jobs.\n\n";
 }
 
 void Budget(std::ostringstream& o, const CampaignView& v) {
   o << "## Budget\n- GPU-hours left: " << Num(v.budget_left_gpu_hours) << " of "
     << Num(v.budget_total_gpu_hours) << "; one more job costs about "
-    << Num(v.job_cost_estimate_gpu_hours) << " GPU-hours.\n- Candidates left: "
-    << v.candidates_left << ".\n\n";
+    << Num(v.job_cost_estimate_gpu_hours) << " GPU-hours.\n- Candidates left: " << v.candidates_left
+    << ".\n\n";
 }
 
 void Diagnosis(std::ostringstream& o, const CampaignView& v) {
@@ -163,7 +165,8 @@ std::string BuildProposalPrompt(const CampaignView& v) {
   o << AnswerFormat();
   std::string s = o.str();
   if (s.size() > kMaxPromptBytes) {
-    s = s.substr(0, kMaxPromptBytes - AnswerFormat().size() - 40) + "\n...(truncated)\n\n" + AnswerFormat();
+    s = s.substr(0, kMaxPromptBytes - AnswerFormat().size() - 40) + "\n...(truncated)\n\n" +
+        AnswerFormat();
   }
   return s;
 }

@@ -20,8 +20,10 @@ size_t MatchingBrace(const std::string& text, size_t open) {
   for (size_t i = open; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') in_string = true;
@@ -87,7 +89,8 @@ std::string ExplainIllegal(const CampaignView& view, const Change& change) {
     }
   }
   if (targets.empty()) {
-    return "no legal move changes " + change.key + " (it is not a lever from the leader, or the "
+    return "no legal move changes " + change.key +
+           " (it is not a lever from the leader, or the "
            "gate refuses it)";
   }
   std::string list;
@@ -147,9 +150,10 @@ Status ValidateProposal(const CampaignView& view, Proposal* proposal) {
     return Status::Ok();
   }
   for (const Change& c : proposal->changes) {
-    bool part_of_a_move = std::any_of(view.legal_moves.begin(), view.legal_moves.end(), [&](const Move& m) {
-      return std::find(m.changes.begin(), m.changes.end(), c) != m.changes.end();
-    });
+    bool part_of_a_move =
+        std::any_of(view.legal_moves.begin(), view.legal_moves.end(), [&](const Move& m) {
+          return std::find(m.changes.begin(), m.changes.end(), c) != m.changes.end();
+        });
     if (!part_of_a_move) return Status::InvalidArgument(ExplainIllegal(view, c));
   }
   return Status::InvalidArgument("the changes " + DescribeChanges(proposal->changes) +

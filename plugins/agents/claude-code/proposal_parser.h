@@ -9,9 +9,8 @@
 #ifndef ATTUNE_PLUGINS_AGENTS_CLAUDE_CODE_PROPOSAL_PARSER_H_
 #define ATTUNE_PLUGINS_AGENTS_CLAUDE_CODE_PROPOSAL_PARSER_H_
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "attune/agent.h"
 #include "attune/status.h"

@@ -8,10 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -67,7 +67,8 @@ Result<pid_t> Spawn(const ProcessSpec& spec, Pipes* pipes) {
   if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&attr, 0);  // its own group, so a timeout can kill its children too
   sigset_t all, none;
   sigfillset(&all);
@@ -148,7 +149,8 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   }
   if (!exited) {
     KillGroup(pid);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   kill(-pid, SIGKILL);
   RecordExit(status, &r);
@@ -156,7 +158,8 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   return r;
 }
 
-std::vector<std::string> MergedEnvironment(const std::vector<std::pair<std::string, std::string>>& overrides) {
+std::vector<std::string> MergedEnvironment(
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);

@@ -25,7 +25,7 @@ struct ProcessSpec {
 };
 
 struct ProcessResult {
-  int exit_code = -1;     // -1 when killed by a signal
+  int exit_code = -1;  // -1 when killed by a signal
   int term_signal = 0;
   bool timed_out = false;
   double elapsed_s = 0;
@@ -38,7 +38,8 @@ struct ProcessResult {
 Result<ProcessResult> RunProcess(const ProcessSpec& spec);
 
 // The current environment as "NAME=value" strings, with `overrides` replacing or adding entries.
-std::vector<std::string> MergedEnvironment(const std::vector<std::pair<std::string, std::string>>& overrides);
+std::vector<std::string> MergedEnvironment(
+    const std::vector<std::pair<std::string, std::string>>& overrides);
 
 }  // namespace attune::agents
 

@@ -1,6 +1,8 @@
 // Copyright attune authors.
 #include "history.h"
 
+#include <algorithm>
+
 namespace attune::agents {
 
 std::string ValueText(const std::optional<std::string>& value) {
@@ -24,6 +26,20 @@ bool BansItsChanges(const CandidateRecord& record) {
   return !(record.failure && record.failure->infrastructure);
 }
 
+std::vector<Change> BlamedChanges(const CampaignView& view, const CandidateRecord& record) {
+  auto lever = std::find_if(view.levers.begin(), view.levers.end(),
+                            [&](const Lever& l) { return l.id == record.lever_id; });
+  if (lever == view.levers.end()) return record.changes;
+  std::vector<Change> blamed;
+  for (const Change& c : record.changes) {
+    if (std::find(lever->keys.begin(), lever->keys.end(), c.key) != lever->keys.end()) {
+      blamed.push_back(c);
+    }
+  }
+  // Companion changes (an env var that must follow TP, ...) stay usable by other levers.
+  return blamed.empty() ? record.changes : blamed;
+}
+
 TriedSet CollectTried(const CampaignView& view) {
   TriedSet tried;
   tried.recipes_by_candidate["baseline"] = view.baseline;
@@ -31,7 +47,9 @@ TriedSet CollectTried(const CampaignView& view) {
   tried.recipe_ids.insert(RecipeId(view.leader));
   for (const CandidateRecord& record : view.history) {
     if (BansItsChanges(record)) {
-      for (const Change& c : record.changes) tried.banned.emplace(c.key, ValueText(c.to));
+      for (const Change& c : BlamedChanges(view, record)) {
+        tried.banned.emplace(c.key, ValueText(c.to));
+      }
     }
     auto base = tried.recipes_by_candidate.find(record.base_id);
     const Recipe* base_recipe = nullptr;

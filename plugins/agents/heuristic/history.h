@@ -10,7 +10,9 @@
 //    whatever the outcome (a pending or skipped candidate too: proposing it again would loop).
 //  - A change (key, to) is banned for the rest of the campaign when a candidate containing it was
 //    refused by the gate, failed for a reason that is the recipe's fault (not infrastructure), or
-//    failed the paired-loss check.
+//    failed the paired-loss check. Only the changes on the candidate's lever's own keys are
+//    blamed (all of them when the lever is unknown): a companion change such as
+//    env:CUDA_DEVICE_MAX_CONNECTIONS=1 that came along with a failed TP move stays usable.
 //
 // Pure functions of the view; deterministic. Thread-compatible.
 #ifndef ATTUNE_PLUGINS_AGENTS_HISTORY_H_
@@ -47,6 +49,9 @@ bool AlreadyTried(const TriedSet& tried, const Recipe& leader, const std::vector
 
 // True when one of `changes` is banned.
 bool TouchesBanned(const TriedSet& tried, const std::vector<Change>& changes);
+
+// The changes of `record` that a ban applies to (see the file comment).
+std::vector<Change> BlamedChanges(const CampaignView& view, const CandidateRecord& record);
 
 // The outcomes that ban their changes (see the file comment).
 bool BansItsChanges(const CandidateRecord& record);

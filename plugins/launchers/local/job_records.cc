@@ -31,22 +31,6 @@ double UnixNow() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// Start time in clock ticks since boot (field 22 of /proc/<pid>/stat); 0 when there is no such
-// process. With the pid it identifies a process even after the pid is reused.
-unsigned long long ProcessStartTicks(long pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  if (!in) return 0;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto paren = text.rfind(')');  // because the command name may contain spaces
-  if (paren == std::string::npos || paren + 2 > text.size()) return 0;
-  std::istringstream fields(text.substr(paren + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 22) return std::stoull(field);
-  }
-  return 0;
-}
-
 // Kills what is left of a job whose wrapper died. The group id is the job leader's pid; it is only
 // signalled when that pid is not now a different process (pid reuse).
 void StopLeftovers(const json& start) {
@@ -108,7 +92,31 @@ Result<JobStatus> FromEndRecord(JobStatus status, const json& end) {
   return status;
 }
 
+// True when the wrapper the launcher spawned (spawn.json) still exists: it is starting.
+bool SpawnedWrapperAlive(const json& spawn) {
+  long pid = spawn.value("wrapper_pid", 0L);
+  unsigned long long ticks = spawn.value("wrapper_start_ticks", 0ULL);
+  return pid > 1 && ticks != 0 && ProcessStartTicks(pid) == ticks;
+}
+
 }  // namespace
+
+// Field 22 of /proc/<pid>/stat; a zombie counts as gone (it has exited, only its parent has not
+// reaped it yet).
+unsigned long long ProcessStartTicks(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  if (!in) return 0;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto paren = text.rfind(')');  // because the command name may contain spaces
+  if (paren == std::string::npos || paren + 2 >= text.size()) return 0;
+  std::istringstream fields(text.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 3 && (field == "Z" || field == "X")) return 0;
+    if (i == 22) return std::stoull(field);
+  }
+  return 0;
+}
 
 Status WriteJsonAtomically(const std::string& path, const json& value) {
   std::string text = value.dump(2) + "\n";
@@ -188,7 +196,11 @@ Result<JobStatus> ReadJobStatus(const std::string& name, const std::string& reco
   // Read end.json again: the wrapper may have finished between the first read and the probe.
   ATTUNE_ASSIGN_OR_RETURN(end, ReadJsonIfExists(record_dir + "/" + kEndFile));
   if (!end.empty()) return FromEndRecord(status, end);
-  if (start.empty()) return status;  // kUnknown: the wrapper never started the job
+  if (start.empty()) {
+    ATTUNE_ASSIGN_OR_RETURN(json spawn, ReadJsonIfExists(record_dir + "/" + kSpawnFile));
+    if (SpawnedWrapperAlive(spawn)) status.state = JobState::kPending;
+    return status;  // otherwise kUnknown: the wrapper never started the job
+  }
   return SettleDeadWrapper(status, record_dir, submit, start);
 }
 

@@ -5,6 +5,8 @@
 //   submit.json   written (atomically) by the launcher before it starts the wrapper: the name,
 //                 log path, devices, time limit, argv and submit time. Survives the engine, so a
 //                 new launcher object can answer Poll/ReadLog for a job an older one started.
+//   spawn.json    written by the launcher right after it started the wrapper: {"wrapper_pid",
+//                 "wrapper_start_ticks"}; tells "the wrapper is still starting" from "never started".
 //   wrapper.lock, start.json, end.json   written by the job wrapper (`attune job-exec`); the format
 //                 is specified in engine/src/jobwrap/job_wrapper.h.
 //
@@ -14,6 +16,8 @@
 //   lock held by a live wrapper            → running (start.json) or pending (not yet)
 //   lock free, start.json, no end.json     → the wrapper died (kill -9, reboot): node failure; the
 //                                            launcher stops leftovers and records end.json itself
+//   lock free, no start.json, the spawned
+//   wrapper process still exists           → pending (it has not taken its lock yet)
 //   lock free, no start.json               → never started (safe to submit again)
 //
 // Thread-safety: functions are independent; callers serialize per job.
@@ -30,6 +34,7 @@
 namespace attune::local {
 
 inline constexpr char kSubmitFile[] = "submit.json";
+inline constexpr char kSpawnFile[] = "spawn.json";
 inline constexpr char kLockFile[] = "wrapper.lock";  // same names as attune::jobwrap
 inline constexpr char kStartFile[] = "start.json";
 inline constexpr char kEndFile[] = "end.json";
@@ -42,6 +47,10 @@ Result<nlohmann::json> ReadJsonIfExists(const std::string& path);
 
 // True when a live process holds the wrapper lock of `record_dir`.
 bool WrapperAlive(const std::string& record_dir);
+
+// Start time of a process in clock ticks since boot (0 when there is no such process); with the
+// pid it identifies a process even after its pid is reused.
+unsigned long long ProcessStartTicks(long pid);
 
 // The pid written in the lock file by the wrapper (0 when unknown).
 int WrapperPidFromLock(const std::string& record_dir);

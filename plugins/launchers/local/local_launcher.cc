@@ -98,16 +98,42 @@ std::vector<std::pair<std::string, std::string>> JobEnvironment(const JobSpec& s
   env.emplace_back("ATTUNE_DEVICES", std::to_string(spec.devices));
   if (o.device_type == "gpu") {
     std::string visible;
-    for (int i = 0; i < spec.devices; ++i) visible += (i ? "," : "") + std::to_string(i);
+    for (int i = 0; i < spec.devices; ++i) {
+      if (i > 0) visible += ',';
+      visible += std::to_string(i);
+    }
     env.emplace_back("CUDA_VISIBLE_DEVICES", visible);
   }
   return env;
+}
+
+constexpr const char* kOptionKeys[] = {"state_dir", "wrapper",         "device_type",
+                                       "devices_per_node", "grace_s", "pin_cpus",
+                                       "poll_interval_s",  "submit_wait_s"};
+
+// Unknown keys are errors (fail closed): a misspelled option would otherwise be silently ignored.
+Status CheckOptionKeys(const json& config) {
+  if (!config.is_object()) {
+    return Status::InvalidArgument("local launcher: options must be a mapping, found " +
+                                   config.dump());
+  }
+  for (const auto& [key, value] : config.items()) {
+    bool known = false;
+    for (const char* k : kOptionKeys) known = known || key == k;
+    if (known) continue;
+    std::string valid;
+    for (const char* k : kOptionKeys) valid += std::string(valid.empty() ? "" : ", ") + k;
+    return Status::InvalidArgument("local launcher: unknown option '" + key + "' (valid: " + valid +
+                                   ")");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
 Result<LocalOptions> OptionsFromContext(const PluginContext& context) {
   const json& c = context.config;
+  ATTUNE_RETURN_IF_ERROR(CheckOptionKeys(c));
   LocalOptions o;
   std::string default_state = context.campaign_dir.empty()
                                   ? (fs::temp_directory_path() / "attune-launcher-local").string()
@@ -271,6 +297,10 @@ Result<JobStatus> LocalLauncher::SubmitLocked(const JobSpec& spec) {
     return pid.status();
   }
   children_[spec.name] = *pid;
+  // Recorded so that a wrapper slow to take its lock reads as pending, never as "not started"
+  // (which would let a resubmission start a second one).
+  json spawn = {{"wrapper_pid", *pid}, {"wrapper_start_ticks", ProcessStartTicks(*pid)}};
+  ATTUNE_RETURN_IF_ERROR(WriteJsonAtomically(dir + "/" + kSpawnFile, spawn));
   return WaitUntilStarted(spec, *pid);
 }
 

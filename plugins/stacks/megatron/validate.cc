@@ -150,8 +150,9 @@ Found SpSeqTp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
          "; choose another TP or CP";
 }
 
-Found MbsRequired(const Recipe&, const RecipeView& v, const ClusterInfo&) {
-  if (v.mbs && *v.mbs > 0) return std::nullopt;
+Found MbsRequired(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  // slime batches by tokens (--use-dynamic-batch-size) and sets no micro-batch size.
+  if ((v.mbs && *v.mbs > 0) || Has(r, "--use-dynamic-batch-size")) return std::nullopt;
   return "--micro-batch-size must be set to a positive integer";
 }
 

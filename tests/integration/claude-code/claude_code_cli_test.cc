@@ -2,10 +2,9 @@
 //
 // The claude-code agent plugin against the REAL Claude Code CLI, with a scripted local model
 // (tests/fake_model). Run through run_claude_tests.sh, which skips when the CLI is missing.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -24,9 +23,10 @@ using nlohmann::json;
 
 namespace {
 
-const json kMbsProposal = {{"changes", {{{"key", "--micro-batch-size"}, {"from", "1"}, {"to", "2"}}}},
-                           {"lever_id", "micro_batch_size"},
-                           {"rationale", "memory headroom: 30 of 80 GiB used"}};
+const json kMbsProposal = {
+    {"changes", {{{"key", "--micro-batch-size"}, {"from", "1"}, {"to", "2"}}}},
+    {"lever_id", "micro_batch_size"},
+    {"rationale", "memory headroom: 30 of 80 GiB used"}};
 
 const json kBudgetLeft = {{"state", "running"},
                           {"budget", {{"total_gpu_hours", 10.0}, {"left_gpu_hours", 4.0}}},
@@ -37,7 +37,8 @@ struct Scratch {
   fs::path root;
   Scratch() {
     static int n = 0;
-    root = fs::temp_directory_path() / ("attune-cc-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    root = fs::temp_directory_path() /
+           ("attune-cc-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
     fs::create_directories(root / "campaign");
     fs::create_directories(root / "home");
   }
@@ -45,7 +46,9 @@ struct Scratch {
     if (!std::getenv("ATTUNE_KEEP_TEST_DIRS")) fs::remove_all(root);
   }
   fs::path campaign() const { return root / "campaign"; }
-  void SetStatus(const json& status) const { std::ofstream(campaign() / "test_status.json") << status.dump(); }
+  void SetStatus(const json& status) const {
+    std::ofstream(campaign() / "test_status.json") << status.dump();
+  }
 };
 
 attune::Recipe BaselineRecipe() {
@@ -75,8 +78,20 @@ attune::CampaignView View(const Scratch& s) {
   v.baseline_measurement = m;
   v.leader_measurement = m;
   v.diagnosis = {{"memory_headroom", 0.6, "peak 30 of 80 GiB"}};
-  v.levers = {{"micro_batch_size", "larger micro-batches", {"--micro-batch-size"}, {"memory_headroom"}, 0.1, 0.3, false},
-              {"tensor_parallel", "tensor parallel size", {"--tensor-model-parallel-size"}, {"communication"}, 0.1, 0.5, false}};
+  v.levers = {{"micro_batch_size",
+               "larger micro-batches",
+               {"--micro-batch-size"},
+               {"memory_headroom"},
+               0.1,
+               0.3,
+               false},
+              {"tensor_parallel",
+               "tensor parallel size",
+               {"--tensor-model-parallel-size"},
+               {"communication"},
+               0.1,
+               0.5,
+               false}};
   v.legal_moves = {{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "micro-batch 1 -> 2"},
                    {"tensor_parallel", {{"--tensor-model-parallel-size", "2", "1"}}, "TP 2 -> 1"}};
   v.budget_total_gpu_hours = 10;
@@ -87,18 +102,32 @@ attune::CampaignView View(const Scratch& s) {
   return v;
 }
 
-std::unique_ptr<attune::Agent> MakeAgent(const Scratch& s, const FakeModel& model, json with = json::object()) {
+std::unique_ptr<attune::Agent> MakeAgent(const Scratch& s, const FakeModel& model,
+                                         json with = json::object()) {
   attune::PluginContext ctx;
-  json env = {{"ANTHROPIC_BASE_URL", model.BaseUrl()}, {"ANTHROPIC_API_KEY", "x"},
+  json env = {{"ANTHROPIC_BASE_URL", model.BaseUrl()},
+              {"ANTHROPIC_API_KEY", "x"},
               {"HOME", (s.root / "home").string()}};
-  json config = {{"binary", std::getenv("ATTUNE_CLAUDE_BIN") ? std::getenv("ATTUNE_CLAUDE_BIN") : "claude"},
-                 {"model", "fake-model"}, {"timeout_s", 90}, {"retries", 0}, {"api_retries", 0},
-                 {"namespace", "tune"}, {"env", env}, {"max_turns", 12}};
+  json config = {
+      {"binary", std::getenv("ATTUNE_CLAUDE_BIN") ? std::getenv("ATTUNE_CLAUDE_BIN") : "claude"},
+      {"model", "fake-model"},
+      {"timeout_s", 90},
+      {"retries", 0},
+      {"api_retries", 0},
+      {"namespace", "tune"},
+      {"env", env},
+      {"max_turns", 12}};
   config.update(with);
   ctx.config = config;
   ctx.campaign_dir = s.campaign().string();
   ctx.data_dir = ATTUNE_SOURCE_DIR;
-  ctx.attune_binary = ATTUNE_HOOK_DRIVER;
+  // Named `attune` so that the model's `attune status ...` finds it on the PATH the plugin sets.
+  fs::path attune = s.root / "bin" / "attune";
+  if (!fs::exists(attune)) {
+    fs::create_directories(attune.parent_path());
+    fs::create_symlink(ATTUNE_HOOK_DRIVER, attune);
+  }
+  ctx.attune_binary = attune.string();
   ctx.log = [](attune::LogLevel, const std::string& m) { UNSCOPED_INFO(m); };
   auto plugin = CreateClaudeCodeAgent(ctx);
   REQUIRE(plugin.ok());
@@ -115,8 +144,10 @@ TEST_CASE("the real CLI returns the scripted proposal with session, turns and co
           "[claude]") {
   Scratch s;
   s.SetStatus(kBudgetLeft);
-  FakeModel model(s.root / "model", json{{"turns", {{{"text", "Checking status."}, {"bash", "attune status . --json"}},
-                                                    {{"proposal", kMbsProposal}}}}});
+  FakeModel model(s.root / "model",
+                  json{{"turns",
+                        {{{"text", "Checking status."}, {"bash", "attune status . --json"}},
+                         {{"proposal", kMbsProposal}}}}});
   auto agent = MakeAgent(s, model);
   auto p = agent->Propose(View(s));
   REQUIRE(p.ok());
@@ -143,9 +174,10 @@ TEST_CASE("the real CLI returns the scripted proposal with session, turns and co
 TEST_CASE("the guard denies kubectl outside the namespace and the model reads why", "[claude]") {
   Scratch s;
   s.SetStatus(kBudgetLeft);
-  FakeModel model(s.root / "model", json{{"turns", {{{"bash", "kubectl get pods -n other"}},
-                                                    {{"bash", "bash -c \"kubectl get pods -A\""}},
-                                                    {{"proposal", kMbsProposal}}}}});
+  FakeModel model(s.root / "model", json{{"turns",
+                                          {{{"bash", "kubectl get pods -n other"}},
+                                           {{"bash", "bash -c \"kubectl get pods -A\""}},
+                                           {{"proposal", kMbsProposal}}}}});
   auto agent = MakeAgent(s, model);
   auto p = agent->Propose(View(s));
   REQUIRE(p.ok());
@@ -166,8 +198,9 @@ TEST_CASE("the guard denies kubectl outside the namespace and the model reads wh
 TEST_CASE("the Stop hook keeps the agent working while budget is left", "[claude]") {
   Scratch s;
   s.SetStatus(kBudgetLeft);
-  FakeModel model(s.root / "model", json{{"turns", {{{"text", "I think I am finished here."}},
-                                                    {{"proposal", kMbsProposal}}}}});
+  FakeModel model(
+      s.root / "model",
+      json{{"turns", {{{"text", "I think I am finished here."}}, {{"proposal", kMbsProposal}}}}});
   auto agent = MakeAgent(s, model);
   auto p = agent->Propose(View(s));
   REQUIRE(p.ok());
@@ -200,8 +233,9 @@ TEST_CASE("the Stop hook gives up at its cap, and without budget it does not blo
 TEST_CASE("an unparsable answer is retried once in the same session, then fails", "[claude]") {
   Scratch s;
   s.SetStatus(json{{"state", "finished"}});
-  FakeModel model(s.root / "model", json{{"turns", {{{"text", "Maybe try a bigger batch?"}},
-                                                    {{"text", "{not json either"}}}}});
+  FakeModel model(
+      s.root / "model",
+      json{{"turns", {{{"text", "Maybe try a bigger batch?"}}, {{"text", "{not json either"}}}}});
   auto agent = MakeAgent(s, model);
   auto p = agent->Propose(View(s));
   REQUIRE_FALSE(p.ok());
@@ -221,14 +255,15 @@ TEST_CASE("an illegal move is corrected after the error is fed back", "[claude]"
   s.SetStatus(json{{"state", "finished"}});
   json wrong_from = kMbsProposal;
   wrong_from["changes"][0]["from"] = "4";
-  FakeModel model(s.root / "model", json{{"turns", {{{"proposal", wrong_from}}, {{"proposal", kMbsProposal}}}}});
+  FakeModel model(s.root / "model",
+                  json{{"turns", {{{"proposal", wrong_from}}, {{"proposal", kMbsProposal}}}}});
   auto agent = MakeAgent(s, model);
   auto p = agent->Propose(View(s));
   REQUIRE(p.ok());
   CHECK(p->meta["calls"] == 2);
   auto requests = model.ModelRequests();
   REQUIRE(requests.size() == 2);
-  CHECK(Contains(MessagesText(requests[1]), "the leader has \\\"1\\\""));
+  CHECK(Contains(MessagesText(requests[1]), "the leader has \"1\""));
 }
 
 TEST_CASE("a model that does not answer in time fails within the timeout", "[claude]") {
@@ -247,7 +282,8 @@ TEST_CASE("a model that does not answer in time fails within the timeout", "[cla
 TEST_CASE("API errors are retried a bounded number of times, then fail", "[claude]") {
   Scratch s;
   s.SetStatus(json{{"state", "finished"}});
-  FakeModel model(s.root / "model", json{{"default", {{"http_error", 500}, {"message", "scripted failure"}}}});
+  FakeModel model(s.root / "model",
+                  json{{"default", {{"http_error", 500}, {"message", "scripted failure"}}}});
   auto agent = MakeAgent(s, model, json{{"retries", 1}});
   auto p = agent->Propose(View(s));
   REQUIRE_FALSE(p.ok());
@@ -259,7 +295,11 @@ TEST_CASE("API errors are retried a bounded number of times, then fail", "[claud
 TEST_CASE("a resumed campaign continues the recorded session", "[claude]") {
   Scratch s;
   s.SetStatus(json{{"state", "finished"}});
-  FakeModel model(s.root / "model", json{{"turns", {{{"proposal", kMbsProposal}}, {{"text", "Second answer."}, {"proposal", {{"done", true}, {"rationale", "nothing left"}}}}}}});
+  FakeModel model(s.root / "model",
+                  json{{"turns",
+                        {{{"proposal", kMbsProposal}},
+                         {{"text", "Second answer."},
+                          {"proposal", {{"done", true}, {"rationale", "nothing left"}}}}}}});
   auto agent = MakeAgent(s, model);
   auto view = View(s);
   auto first = agent->Propose(view);

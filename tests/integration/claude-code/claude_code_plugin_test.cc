@@ -3,7 +3,6 @@
 // The claude-code plugin's pieces that need no CLI: answer parsing and validation, the prompt,
 // the command line and hook settings, the configuration, and the subprocess runner.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 
 #include "claude_cli.h"
@@ -29,10 +28,14 @@ CampaignView SmallView() {
   v.baseline.args = {{"--micro-batch-size", {"1"}}, {"--tensor-model-parallel-size", {"2"}}};
   v.leader = v.baseline;
   v.leader_id = "baseline";
-  v.levers = {{"micro_batch_size", "mbs", {"--micro-batch-size"}, {"memory_headroom"}, 0.1, 0.3, false}};
-  v.legal_moves = {{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "mbs 1 -> 2"},
-                   {"micro_batch_size", {{"--micro-batch-size", "1", "4"}}, "mbs 1 -> 4"},
-                   {"tp_sp", {{"--tensor-model-parallel-size", "2", "4"}, {"--sequence-parallel", std::nullopt, ""}}, "tp 4 + sp"}};
+  v.levers = {
+      {"micro_batch_size", "mbs", {"--micro-batch-size"}, {"memory_headroom"}, 0.1, 0.3, false}};
+  v.legal_moves = {
+      {"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "mbs 1 -> 2"},
+      {"micro_batch_size", {{"--micro-batch-size", "1", "4"}}, "mbs 1 -> 4"},
+      {"tp_sp",
+       {{"--tensor-model-parallel-size", "2", "4"}, {"--sequence-parallel", std::nullopt, ""}},
+       "tp 4 + sp"}};
   v.noise_band = 0.03;
   return v;
 }
@@ -40,10 +43,13 @@ CampaignView SmallView() {
 }  // namespace
 
 TEST_CASE("the last JSON object of an answer is the proposal", "[claude-code][parser]") {
-  auto j = ExtractLastJsonObject("I looked at {\"a\":1}. Final:\n```json\n{\"done\":true,\"rationale\":\"r\"}\n```\n");
+  auto j = ExtractLastJsonObject(
+      "I looked at {\"a\":1}. Final:\n```json\n{\"done\":true,\"rationale\":\"r\"}\n```\n");
   REQUIRE(j.ok());
   CHECK((*j)["done"] == true);
-  auto bare = ExtractLastJsonObject("text {\"changes\":[{\"key\":\"--x\",\"from\":\"1\",\"to\":\"2\"}],\"rationale\":\"}{\"} tail");
+  auto bare = ExtractLastJsonObject(
+      "text {\"changes\":[{\"key\":\"--x\",\"from\":\"1\",\"to\":\"2\"}],\"rationale\":\"}{\"} "
+      "tail");
   REQUIRE(bare.ok());
   CHECK((*bare)["changes"].size() == 1);
   CHECK_FALSE(ExtractLastJsonObject("no json here { broken").ok());
@@ -57,7 +63,8 @@ TEST_CASE("fenced blocks win over later bare objects", "[claude-code][parser]") 
 }
 
 TEST_CASE("answers parse into proposals; the model cannot set meta", "[claude-code][parser]") {
-  auto p = ParseAnswer("{\"changes\":[{\"key\":\"--x\",\"from\":null,\"to\":\"2\"}],\"meta\":{\"evil\":1}}");
+  auto p = ParseAnswer(
+      "{\"changes\":[{\"key\":\"--x\",\"from\":null,\"to\":\"2\"}],\"meta\":{\"evil\":1}}");
   REQUIRE(p.ok());
   CHECK_FALSE(p->changes[0].from.has_value());
   CHECK(p->meta.empty());
@@ -90,7 +97,8 @@ TEST_CASE("proposals are checked against the legal moves", "[claude-code][parser
   CHECK(Contains(ValidateProposal(v, &half).message(), "do not form one legal move"));
 
   Proposal both;
-  both.changes = {{"--sequence-parallel", std::nullopt, ""}, {"--tensor-model-parallel-size", "2", "4"}};
+  both.changes = {{"--sequence-parallel", std::nullopt, ""},
+                  {"--tensor-model-parallel-size", "2", "4"}};
   CHECK(ValidateProposal(v, &both).ok());
 
   Proposal done;
@@ -125,9 +133,10 @@ TEST_CASE("the prompt carries what the agent needs to decide", "[claude-code][pr
   c.failure = Failure{FailureKind::kOom, "cuda_oom", "CUDA out of memory", 12, "lower mbs", false};
   v.history.push_back(c);
   std::string p = BuildProposalPrompt(v);
-  for (const char* needle : {"noise band (3%)", "GPU-hours left: 3 of 10", "peak 20 of 80 GiB",
-                             "c001", "failure oom: \"CUDA out of memory\"", "mbs 2 helped on H100",
-                             "\"key\":\"--micro-batch-size\"", "{\"done\":true", "--micro-batch-size = 1"}) {
+  for (const char* needle :
+       {"noise band (3%)", "GPU-hours left: 3 of 10", "peak 20 of 80 GiB", "c001",
+        "failure oom: \"CUDA out of memory\"", "mbs 2 helped on H100",
+        "\"key\":\"--micro-batch-size\"", "{\"done\":true", "--micro-batch-size = 1"}) {
     INFO(needle);
     CHECK(Contains(p, needle));
   }
@@ -162,7 +171,8 @@ TEST_CASE("the command line puts the prompt first and carries the hooks", "[clau
   CHECK(argv[1] == "-p");
   CHECK(argv[2] == "PROMPT");
   auto has = [&](const std::string& a, const std::string& b) {
-    for (size_t i = 0; i + 1 < argv.size(); ++i) if (argv[i] == a && argv[i + 1] == b) return true;
+    for (size_t i = 0; i + 1 < argv.size(); ++i)
+      if (argv[i] == a && argv[i + 1] == b) return true;
     return false;
   };
   CHECK(has("--output-format", "json"));
@@ -172,7 +182,9 @@ TEST_CASE("the command line puts the prompt first and carries the hooks", "[clau
   CHECK(has("--tools", "Bash,Read,Grep,Glob"));
   json settings = HookSettings(c);
   std::string guard = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"];
-  CHECK(guard == "'/opt/attune bin/attune' hook guard --campaign-dir '/c d' --attune '/opt/attune bin/attune' --namespace tune");
+  CHECK(guard ==
+        "'/opt/attune bin/attune' hook guard --campaign-dir '/c d' --attune '/opt/attune "
+        "bin/attune' --namespace tune");
   std::string stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"];
   CHECK(Contains(stop, "hook stop --campaign-dir '/c d'"));
   CHECK(Contains(stop, "--cap 3"));
@@ -184,7 +196,8 @@ TEST_CASE("the child environment turns telemetry off and bounds retries", "[clau
   auto env = ChildEnvironment(c);
   auto get = [&](const std::string& k) {
     std::string v;
-    for (auto& [a, b] : env) if (a == k) v = b;  // the last one wins, as in MergedEnvironment
+    for (auto& [a, b] : env)
+      if (a == k) v = b;  // the last one wins, as in MergedEnvironment
     return v;
   };
   CHECK(get("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC") == "1");
@@ -214,7 +227,8 @@ TEST_CASE("configuration errors name the key", "[claude-code][config]") {
 TEST_CASE("CLI results are read, errors included", "[claude-code][cli]") {
   ProcessResult ok;
   ok.exit_code = 0;
-  ok.out = R"({"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"R","session_id":"s","total_cost_usd":0.002,"permission_denials":[{"tool_name":"Bash"}]})";
+  ok.out =
+      R"J({"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"R","session_id":"s","total_cost_usd":0.002,"permission_denials":[{"tool_name":"Bash"}]})J";
   auto r = ReadRun(ok);
   CHECK(r.ok);
   CHECK(r.result == "R");
@@ -222,14 +236,15 @@ TEST_CASE("CLI results are read, errors included", "[claude-code][cli]") {
   CHECK(r.permission_denials == 1);
   ProcessResult turns;
   turns.exit_code = 1;
-  turns.out = R"({"type":"result","subtype":"error_max_turns","is_error":true,"errors":["Reached maximum number of turns (1)"],"session_id":"s"})";
+  turns.out =
+      R"J({"type":"result","subtype":"error_max_turns","is_error":true,"errors":["Reached maximum number of turns (1)"],"session_id":"s"})J";
   auto t = ReadRun(turns);
   CHECK_FALSE(t.ok);
   CHECK(Contains(t.error, "error_max_turns"));
   CHECK(Contains(t.error, "Reached maximum number of turns"));
   ProcessResult api;
   api.exit_code = 1;
-  api.out = R"({"subtype":"success","is_error":true,"result":"API Error: 500 scripted"})";
+  api.out = R"J({"subtype":"success","is_error":true,"result":"API Error: 500 scripted"})J";
   CHECK(Contains(ReadRun(api).error, "API Error: 500"));
   ProcessResult junk;
   junk.exit_code = 1;
@@ -248,7 +263,8 @@ TEST_CASE("recorded cost and session come from the history", "[claude-code]") {
   CHECK(LastSessionId(v) == "s2");
 }
 
-TEST_CASE("a process that outlives its timeout is killed with its children", "[claude-code][process]") {
+TEST_CASE("a process that outlives its timeout is killed with its children",
+          "[claude-code][process]") {
   ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", "sleep 30 & sleep 30; echo never"};
   spec.env = MergedEnvironment({});

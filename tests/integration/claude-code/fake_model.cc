@@ -21,11 +21,18 @@ using nlohmann::json;
 FakeModel::FakeModel(const fs::path& dir, const json& scenario) : dir_(dir) {
   fs::create_directories(dir_);
   std::ofstream(dir_ / "scenario.json") << scenario.dump();
-  std::vector<std::string> args = {"/usr/bin/python3", ATTUNE_FAKE_MODEL,
-                                   "--scenario", (dir_ / "scenario.json").string(),
-                                   "--log", (dir_ / "requests.jsonl").string(),
-                                   "--port-file", (dir_ / "port.txt").string(),
-                                   "--lifetime", "300", "--max-requests", "100"};
+  std::vector<std::string> args = {"/usr/bin/python3",
+                                   ATTUNE_FAKE_MODEL,
+                                   "--scenario",
+                                   (dir_ / "scenario.json").string(),
+                                   "--log",
+                                   (dir_ / "requests.jsonl").string(),
+                                   "--port-file",
+                                   (dir_ / "port.txt").string(),
+                                   "--lifetime",
+                                   "300",
+                                   "--max-requests",
+                                   "100"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

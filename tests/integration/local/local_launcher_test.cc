@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -110,6 +111,38 @@ TEST_CASE("a new launcher finds a job still running, then finished, and never st
   JobStatus done = WaitTerminal(*second, spec.name);
   CHECK(done.state == JobState::kSucceeded);
   CHECK(CountLines(counter) == 1);
+}
+
+TEST_CASE("a job whose submission was recorded but never started is unknown and can be submitted",
+          "[local]") {
+  ScratchDir dir;
+  auto launcher = MakeLauncher(dir);
+  JobSpec spec = ShellJob(dir, "c1-intent-0", "echo ran once");
+  // The state an engine crash leaves between writing submit.json and the wrapper starting.
+  std::filesystem::create_directories(launcher->RecordDir(spec.name));
+  REQUIRE(WriteJsonAtomically(launcher->RecordDir(spec.name) + "/submit.json",
+                              {{"name", spec.name}, {"log_path", spec.log_path}, {"devices", 1}})
+              .ok());
+  CHECK(launcher->Poll(spec.name)->state == JobState::kUnknown);
+  REQUIRE(launcher->Submit(spec).ok());
+  CHECK(WaitTerminal(*launcher, spec.name).state == JobState::kSucceeded);
+  CHECK_THAT(*launcher->ReadLog(spec.name), Catch::Contains("ran once"));
+}
+
+TEST_CASE("a job's devices are exported and, with pin_cpus, its CPU affinity is limited",
+          "[local]") {
+  ScratchDir dir;
+  LocalOptions options = TestOptions(dir);
+  options.pin_cpus = true;
+  LocalLauncher launcher(options);
+  JobSpec spec = ShellJob(dir, "c1-pin-0",
+                          "echo devices=$ATTUNE_DEVICES name=$ATTUNE_JOB_NAME; "
+                          "grep Cpus_allowed_list /proc/self/status");
+  REQUIRE(launcher.Submit(spec).ok());
+  CHECK(WaitTerminal(launcher, spec.name).state == JobState::kSucceeded);
+  std::string log = *launcher.ReadLog(spec.name);
+  CHECK_THAT(log, Catch::Contains("devices=1 name=c1-pin-0"));
+  CHECK_THAT(log, Catch::Contains("Cpus_allowed_list:\t0\n"));
 }
 
 TEST_CASE("submitting an existing name returns the existing job and starts nothing", "[local]") {
@@ -248,6 +281,10 @@ TEST_CASE("options come from the plugin context with clear errors", "[local]") {
 
   context.config = {{"grace_s", "soon"}};
   CHECK_THAT(OptionsFromContext(context).status().message(), Catch::Contains("'grace_s'"));
+  context.config = {{"devices", 2}};
+  CHECK_THAT(OptionsFromContext(context).status().message(),
+             Catch::Contains("unknown option 'devices' (valid: state_dir, wrapper, device_type, "
+                             "devices_per_node"));
   context.config = {{"device_type", "tpu"}};
   CHECK_THAT(OptionsFromContext(context).status().message(), Catch::Contains("\"cpu\" or"));
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "history.h"
 #include "scoring.h"
 #include "view_fixtures.h"
 
@@ -65,4 +66,25 @@ TEST_CASE("a measured slowdown of a lever lowers its next estimate", "[agents][s
   view.history.push_back(r);
   double after = EstimateMove(MakeScoringContext(view), step, 0).speed;
   CHECK(after < before);
+}
+
+TEST_CASE("a failed move bans its lever's change but not the companion that came with it",
+          "[agents][history]") {
+  attune::CampaignView view = attune::testing::MakeView(30.0);
+  view.levers.push_back({"tensor_parallel", "", {"--tensor-model-parallel-size"},
+                         {"memory_pressure"}, -0.05, -0.35, true});
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = "tensor_parallel";
+  r.changes = {{"--tensor-model-parallel-size", std::nullopt, "2"},
+               {"env:CUDA_DEVICE_MAX_CONNECTIONS", std::nullopt, "1"}};
+  r.outcome = "failed";
+  r.failure = attune::Failure{attune::FailureKind::kConfigError, "x", "", 0, "", false};
+  view.history.push_back(r);
+  auto tried = attune::agents::CollectTried(view);
+  CHECK(tried.banned.count({"--tensor-model-parallel-size", "2"}) == 1);
+  CHECK(tried.banned.count({"env:CUDA_DEVICE_MAX_CONNECTIONS", "1"}) == 0);
+  CHECK(attune::agents::AlreadyTried(
+      tried, view.leader, {{"--tensor-model-parallel-size", std::nullopt, "2"}}));
 }

@@ -1,13 +1,12 @@
 // Copyright attune authors.
-#include <catch2/catch.hpp>
+#include "hooks/guard_policy.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-
-#include "hooks/guard_policy.h"
 
 using attune::hooks::FindEventLogDirs;
 using attune::hooks::GuardConfig;
@@ -38,31 +37,50 @@ std::string Reason(const std::string& command) {
 }  // namespace
 
 TEST_CASE("read-only inspection commands are allowed", "[hooks][guard]") {
-  for (const char* cmd :
-       {"ls -la", "cat logs/c001.log", "head -n 50 x.log | tail -5", "grep -n 'lm loss' a.log",
-        "wc -l a.log", "jq '.budget' status.json", "nvidia-smi", "nvidia-smi -q -d MEMORY",
-        "nvidia-smi --query-gpu=memory.used --format=csv", "squeue -u $USER", "sacct -j 12",
-        "scontrol show job 12", "cd logs && ls", "sed -n 10,20p a.log", "sort a | uniq -c",
-        "find . -name '*.log'", "find . -name x -exec grep -l oom {} \\;", "echo hi 2>&1",
-        "ls > /dev/null 2>&1", "cat < input.txt", "timeout 10 tail -n 5 a.log",
-        "env LC_ALL=C grep x a", "xargs grep oom < files.txt", "bash -c 'ls | wc -l'",
-        "sudo -u nobody cat /var/log/x", "command -v kubectl"}) {
+  for (const char* cmd : {"ls -la",
+                          "cat logs/c001.log",
+                          "head -n 50 x.log | tail -5",
+                          "grep -n 'lm loss' a.log",
+                          "wc -l a.log",
+                          "jq '.budget' status.json",
+                          "nvidia-smi",
+                          "nvidia-smi -q -d MEMORY",
+                          "nvidia-smi --query-gpu=memory.used --format=csv",
+                          "squeue -u $USER",
+                          "sacct -j 12",
+                          "scontrol show job 12",
+                          "cd logs && ls",
+                          "sed -n 10,20p a.log",
+                          "sort a | uniq -c",
+                          "find . -name '*.log'",
+                          "find . -name x -exec grep -l oom {} \\;",
+                          "echo hi 2>&1",
+                          "ls > /dev/null 2>&1",
+                          "cat < input.txt",
+                          "timeout 10 tail -n 5 a.log",
+                          "env LC_ALL=C grep x a",
+                          "xargs grep oom < files.txt",
+                          "bash -c 'ls | wc -l'",
+                          "sudo -u nobody cat /var/log/x",
+                          "command -v kubectl"}) {
     INFO(cmd << " -> " << Reason(cmd));
     CHECK(Allowed(cmd));
   }
 }
 
 TEST_CASE("the attune commands an agent needs are allowed, the rest denied", "[hooks][guard]") {
-  for (const char* cmd : {"attune status . --json", "attune events /camp", "attune stack show megatron",
-                          "attune log parse --stack megatron a.log", "attune log triage a.log",
-                          "attune gate check --stack megatron a.yaml b.yaml",
-                          "attune recipe import --stack megatron run.sh",
-                          "/opt/attune/bin/attune status .", "attune --help"}) {
+  for (const char* cmd :
+       {"attune status . --json", "attune events /camp", "attune stack show megatron",
+        "attune log parse --stack megatron a.log", "attune log triage a.log",
+        "attune gate check --stack megatron a.yaml b.yaml",
+        "attune recipe import --stack megatron run.sh", "/opt/attune/bin/attune status .",
+        "attune --help"}) {
     INFO(cmd << " -> " << Reason(cmd));
     CHECK(Allowed(cmd));
   }
-  for (const char* cmd : {"attune run tune.yaml", "attune resume /camp", "attune hook stop",
-                          "attune cancel /camp", "ls | xargs attune status"}) {
+  for (const char* cmd :
+       {"attune run tune.yaml", "attune resume /camp", "attune hook stop", "attune cancel /camp",
+        "ls | xargs attune status", "attune recipe import run.sh -o /camp/events/r.yaml"}) {
     INFO(cmd);
     CHECK_FALSE(Allowed(cmd));
   }
@@ -85,21 +103,34 @@ TEST_CASE("kubectl in the campaign's namespace may only read", "[hooks][guard]")
 }
 
 TEST_CASE("kubectl and helm outside the namespace are denied", "[hooks][guard]") {
-  for (const char* cmd :
-       {"kubectl get pods -n other", "kubectl get pods -nother", "kubectl get pods --namespace=other",
-        "kubectl get pods --namespace other", "kubectl get pods -A", "kubectl get pods --all-namespaces",
-        "kubectl get pods -n tune -A", "kubectl get pods -n tune -n other", "kubectl get pods",
-        "kubectl logs -f -A", "kubectl --context prod get pods -n tune",
-        "kubectl --context=prod get pods -n tune", "kubectl config use-context prod",
-        "kubectl config set-context --current --namespace=other",
-        "kubectl --kubeconfig /x get pods -n tune", "KUBECONFIG=/x kubectl get pods -n tune",
-        "export KUBECONFIG=/x", "kubectl get pods -n $NS", "kubectl get pods -n \"$(cat ns)\"",
-        "helm list -A", "helm list -n other", "helm status r --kube-context prod -n tune",
-        "/usr/local/bin/kubectl get pods -n other"}) {
+  for (const char* cmd : {"kubectl get pods -n other",
+                          "kubectl get pods -nother",
+                          "kubectl get pods --namespace=other",
+                          "kubectl get pods --namespace other",
+                          "kubectl get pods -A",
+                          "kubectl get pods --all-namespaces",
+                          "kubectl get pods -n tune -A",
+                          "kubectl get pods -n tune -n other",
+                          "kubectl get pods",
+                          "kubectl logs -f -A",
+                          "kubectl --context prod get pods -n tune",
+                          "kubectl --context=prod get pods -n tune",
+                          "kubectl config use-context prod",
+                          "kubectl config set-context --current --namespace=other",
+                          "kubectl --kubeconfig /x get pods -n tune",
+                          "KUBECONFIG=/x kubectl get pods -n tune",
+                          "export KUBECONFIG=/x",
+                          "kubectl get pods -n $NS",
+                          "kubectl get pods -n \"$(cat ns)\"",
+                          "helm list -A",
+                          "helm list -n other",
+                          "helm status r --kube-context prod -n tune",
+                          "/usr/local/bin/kubectl get pods -n other"}) {
     INFO(cmd << " -> " << Reason(cmd));
     CHECK_FALSE(Allowed(cmd));
   }
-  CHECK(Reason("kubectl get pods -n other").find("outside the campaign's namespace") != std::string::npos);
+  CHECK(Reason("kubectl get pods -n other").find("outside the campaign's namespace") !=
+        std::string::npos);
   CHECK(Reason("kubectl get pods -n other").find("'tune'") != std::string::npos);
   CHECK(Reason("kubectl get pods -A").find("every namespace") != std::string::npos);
   CHECK(Reason("kubectl get pods").find("add -n tune") != std::string::npos);
@@ -108,21 +139,41 @@ TEST_CASE("kubectl and helm outside the namespace are denied", "[hooks][guard]")
 
 TEST_CASE("kubectl nested in wrappers, shells, lists and substitutions is still checked",
           "[hooks][guard]") {
-  for (const char* cmd :
-       {"bash -c \"kubectl get pods -A\"", "sh -c 'kubectl get pods -n other'",
-        "bash -lc 'ls; kubectl get pods -A'", "bash -o pipefail -c 'kubectl get pods -A | wc'",
-        "env FOO=1 kubectl get pods -A", "env -i KUBECONFIG=/x kubectl get pods -n tune",
-        "echo pods | xargs kubectl get -n tune", "sudo kubectl get pods -A",
-        "sudo -u root kubectl get pods -A", "timeout 5 kubectl get pods -A",
-        "nohup kubectl get pods -A", "ls && kubectl get pods -A", "ls || kubectl get pods -A",
-        "ls; kubectl get pods -A", "ls | kubectl get pods -A", "echo $(kubectl get pods -A)",
-        "echo `kubectl get pods -A`", "echo \"$(kubectl get pods -A)\"",
-        "bash -c \"bash -c 'kubectl get pods -A'\"", "eval kubectl get pods -A",
-        "eval 'kubectl get pods -n other'", "watch kubectl get pods -A",
-        "find . -exec kubectl delete pod {} -n tune \\;", "(kubectl get pods -A)",
-        "diff <(kubectl get pods -A) x", "command kubectl get pods -A", "nice -n 5 kubectl get pods -A",
-        "$(echo kubectl) get pods -A", "k=kubectl; $k get pods -A", "bash script.sh", "bash",
-        "bash -c \"$CMD\"", "env -S 'kubectl get pods -A'"}) {
+  for (const char* cmd : {"bash -c \"kubectl get pods -A\"",
+                          "sh -c 'kubectl get pods -n other'",
+                          "bash -lc 'ls; kubectl get pods -A'",
+                          "bash -o pipefail -c 'kubectl get pods -A | wc'",
+                          "env FOO=1 kubectl get pods -A",
+                          "env -i KUBECONFIG=/x kubectl get pods -n tune",
+                          "echo pods | xargs kubectl get -n tune",
+                          "sudo kubectl get pods -A",
+                          "sudo -u root kubectl get pods -A",
+                          "timeout 5 kubectl get pods -A",
+                          "nohup kubectl get pods -A",
+                          "ls && kubectl get pods -A",
+                          "ls || kubectl get pods -A",
+                          "ls; kubectl get pods -A",
+                          "ls | kubectl get pods -A",
+                          "echo $(kubectl get pods -A)",
+                          "echo `kubectl get pods -A`",
+                          "echo \"$(kubectl get pods -A)\"",
+                          "bash -c \"bash -c 'kubectl get pods -A'\"",
+                          "eval kubectl get pods -A",
+                          "eval 'kubectl get pods -n other'",
+                          "watch kubectl get pods -A",
+                          "find . -exec kubectl delete pod {} -n tune \\;",
+                          "(kubectl get pods -A)",
+                          "diff <(kubectl get pods -A) x",
+                          "command kubectl get pods -A",
+                          "nice -n 5 kubectl get pods -A",
+                          "$(echo kubectl) get pods -A",
+                          "k=kubectl; $k get pods -A",
+                          "bash script.sh",
+                          "bash",
+                          "bash -c \"$CMD\"",
+                          "env -S 'kubectl get pods -A'",
+                          "echo $((kubectl get pods -A) )",
+                          "echo $(( $(kubectl get pods -A | wc -l) + 1 ))"}) {
     INFO(cmd << " -> " << Reason(cmd));
     CHECK_FALSE(Allowed(cmd));
   }
@@ -140,12 +191,12 @@ TEST_CASE("writes into the event log are denied with a reason that names it", "[
 }
 
 TEST_CASE("other writes and unknown programs are denied", "[hooks][guard]") {
-  for (const char* cmd : {"echo x > notes.txt", "rm -rf /tmp/x", "python3 train.py", "curl http://x",
-                          "sed -i s/a/b/ f", "sed 'w out' f", "sort -o out in", "tee out",
-                          "nvidia-smi -r", "nvidia-smi -pm 1", "nvidia-smi --gpu-reset",
-                          "scancel 12", "sbatch job.sh", "find . -delete", "awk '{print}' f",
-                          "for f in *; do cat $f; done", "cat <<EOF\nx\nEOF", "echo 'open",
-                          "ls > $OUT"}) {
+  for (const char* cmd :
+       {"echo x > notes.txt", "rm -rf /tmp/x", "python3 train.py", "curl http://x",
+        "sed -i s/a/b/ f", "sed 'w out' f", "sort -o out in", "tee out", "nvidia-smi -r",
+        "nvidia-smi -pm 1", "nvidia-smi --gpu-reset", "scancel 12", "sbatch job.sh",
+        "find . -delete", "awk '{print}' f", "for f in *; do cat $f; done", "cat <<EOF\nx\nEOF",
+        "echo 'open", "ls > $OUT"}) {
     INFO(cmd << " -> " << Reason(cmd));
     CHECK_FALSE(Allowed(cmd));
   }
@@ -158,7 +209,8 @@ TEST_CASE("tools: reads allowed, file edits denied, the event log named", "[hook
   CHECK(JudgeToolUse(cfg, "Read", json{{"file_path", "/camp/events/LOG"}}, "/camp").allow);
   CHECK(JudgeToolUse(cfg, "Grep", json{{"pattern", "x"}}, "/camp").allow);
   CHECK(JudgeToolUse(cfg, "Glob", json{{"pattern", "*"}}, "/camp").allow);
-  auto w = JudgeToolUse(cfg, "Write", json{{"file_path", "/camp/events/x"}, {"content", ""}}, "/camp");
+  auto w =
+      JudgeToolUse(cfg, "Write", json{{"file_path", "/camp/events/x"}, {"content", ""}}, "/camp");
   CHECK_FALSE(w.allow);
   CHECK(w.reason.find("event log directory /camp/events") != std::string::npos);
   auto e = JudgeToolUse(cfg, "Edit", json{{"file_path", "events/x"}}, "/camp");
@@ -175,7 +227,8 @@ TEST_CASE("without a namespace no kubectl is allowed", "[hooks][guard]") {
   auto cfg = Config();
   cfg.k8s_namespace.clear();
   CHECK_FALSE(JudgeBashCommand(cfg, "kubectl get pods -n tune", "/camp").allow);
-  CHECK(JudgeBashCommand(cfg, "kubectl get pods -n tune", "/camp").reason.find("no Kubernetes namespace") != std::string::npos);
+  CHECK(JudgeBashCommand(cfg, "kubectl get pods -n tune", "/camp")
+            .reason.find("no Kubernetes namespace") != std::string::npos);
 }
 
 TEST_CASE("paths are compared after normalization", "[hooks][guard]") {

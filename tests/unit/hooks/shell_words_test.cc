@@ -1,7 +1,7 @@
 // Copyright attune authors.
-#include <catch2/catch.hpp>
-
 #include "hooks/shell_words.h"
+
+#include <catch2/catch.hpp>
 
 using attune::hooks::ArgvTexts;
 using attune::hooks::SplitCommands;
@@ -57,7 +57,9 @@ TEST_CASE("command substitutions are split as commands of their own", "[hooks][s
   auto r = SplitCommands("echo $(kubectl get pods -A) `rm x` \"$(helm ls)\"");
   REQUIRE(r.ok());
   auto argvs = ArgvTexts(*r);
-  CHECK(argvs == Argvs{{"kubectl", "get", "pods", "-A"}, {"rm", "x"}, {"helm", "ls"},
+  CHECK(argvs == Argvs{{"kubectl", "get", "pods", "-A"},
+                       {"rm", "x"},
+                       {"helm", "ls"},
                        {"echo", "$(...)", "`...`", "$(...)"}});
   CHECK(r->back().argv[1].dynamic);
   CHECK_FALSE(r->back().argv[0].dynamic);
@@ -130,4 +132,11 @@ TEST_CASE("deep nesting is refused", "[hooks][shell]") {
   std::string s = "ls";
   for (int i = 0; i < 20; ++i) s = "echo $(" + s + ")";
   CHECK_FALSE(SplitCommands(s).ok());
+}
+
+TEST_CASE("$((cmd) ) is a command substitution, $((expr)) arithmetic", "[hooks][shell]") {
+  CHECK(Split("echo $((kubectl get pods -A) )") ==
+        Argvs{{"kubectl", "get", "pods", "-A"}, {"echo", "$(...)"}});
+  CHECK(Split("echo $((1 + (2 * 3)))") == Argvs{{"echo", "$((...))"}});
+  CHECK_FALSE(SplitCommands("echo $(( $(kubectl get pods -A | wc -l) + 1 ))").ok());
 }

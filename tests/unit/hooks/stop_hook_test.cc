@@ -1,14 +1,14 @@
 // Copyright attune authors.
-#include <catch2/catch.hpp>
+#include "hooks/stop_hook.h"
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "hooks/hooks.h"
-#include "hooks/stop_hook.h"
 
 namespace fs = std::filesystem;
 using attune::hooks::CarriesAnswer;
@@ -38,8 +38,9 @@ struct StopFixture {
   std::string Stop(const json& input, int cap = 3, std::string* err_text = nullptr) {
     std::istringstream in(input.dump());
     std::ostringstream out, err;
-    int rc = attune::RunHook("stop", {"--campaign-dir", dir.string(), "--attune",
-                                      fake_attune.string(), "--cap", std::to_string(cap)},
+    int rc = attune::RunHook("stop",
+                             {"--campaign-dir", dir.string(), "--attune", fake_attune.string(),
+                              "--cap", std::to_string(cap)},
                              in, out, err);
     CHECK(rc == 0);
     if (err_text) *err_text = err.str();
@@ -48,7 +49,9 @@ struct StopFixture {
 };
 
 json StopInput(bool active, const std::string& session = "s1", const std::string& last = "ok") {
-  return json{{"session_id", session}, {"hook_event_name", "Stop"}, {"stop_hook_active", active},
+  return json{{"session_id", session},
+              {"hook_event_name", "Stop"},
+              {"stop_hook_active", active},
               {"last_assistant_message", last}};
 }
 
@@ -64,13 +67,15 @@ TEST_CASE("status JSON fields are read under their accepted names", "[hooks][sto
   CHECK_FALSE(p.done);
   CHECK(p.budget_left_gpu_hours == Approx(4.5));
   CHECK(p.candidates_left == 3);
-  CHECK(ProgressFromStatusJson(json{{"budget_left_gpu_hours", 2}}).budget_left_gpu_hours == Approx(2));
+  CHECK(ProgressFromStatusJson(json{{"budget_left_gpu_hours", 2}}).budget_left_gpu_hours ==
+        Approx(2));
   CHECK(ProgressFromStatusJson(json{{"state", "finished"}}).done);
   CHECK(ProgressFromStatusJson(json{{"done", true}}).done);
 }
 
 TEST_CASE("an answer in the last message is recognised", "[hooks][stop]") {
-  CHECK(CarriesAnswer("Here: ```json\n{\"changes\":[{\"key\":\"--x\",\"from\":\"1\",\"to\":\"2\"}]}\n```"));
+  CHECK(CarriesAnswer(
+      "Here: ```json\n{\"changes\":[{\"key\":\"--x\",\"from\":\"1\",\"to\":\"2\"}]}\n```"));
   CHECK(CarriesAnswer("{\"done\": true, \"rationale\": \"nothing left\"}"));
   CHECK_FALSE(CarriesAnswer("I will look at the logs {not json}"));
   CHECK_FALSE(CarriesAnswer("{\"done\": false}"));
@@ -132,13 +137,17 @@ TEST_CASE("hook usage errors", "[hooks]") {
 }
 
 TEST_CASE("the guard answers in Claude Code's PreToolUse format", "[hooks][guard]") {
-  json input = {{"hook_event_name", "PreToolUse"}, {"tool_name", "Bash"}, {"cwd", "/tmp"},
+  json input = {{"hook_event_name", "PreToolUse"},
+                {"tool_name", "Bash"},
+                {"cwd", "/tmp"},
                 {"tool_input", {{"command", "kubectl get pods -n other"}}}};
   std::istringstream in(input.dump());
   std::ostringstream out, err;
-  CHECK(attune::RunHook("guard", {"--campaign-dir", "/tmp/c", "--namespace", "tune"}, in, out, err) == 0);
+  CHECK(attune::RunHook("guard", {"--campaign-dir", "/tmp/c", "--namespace", "tune"}, in, out,
+                        err) == 0);
   json answer = json::parse(out.str());
   CHECK(answer["hookSpecificOutput"]["hookEventName"] == "PreToolUse");
   CHECK(answer["hookSpecificOutput"]["permissionDecision"] == "deny");
-  CHECK(answer["hookSpecificOutput"]["permissionDecisionReason"].get<std::string>().find("-n other") != std::string::npos);
+  CHECK(answer["hookSpecificOutput"]["permissionDecisionReason"].get<std::string>().find(
+            "-n other") != std::string::npos);
 }

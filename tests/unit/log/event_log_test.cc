@@ -154,3 +154,21 @@ TEST_CASE("a batched watermark still gives a verified log after a clean close", 
 
 }  // namespace
 }  // namespace attune
+
+namespace attune {
+namespace {
+
+TEST_CASE("a cleanly closed writer leaves its events in table files and reopens", "[log]") {
+  testing::TempDir tmp;
+  auto options = testing::FixedClockOptions();
+  options.flush_on_close = true;
+  testing::WriteTicks(tmp.path(), 12, options);
+  CHECK_FALSE(testing::FilesEndingWith(tmp.path(), ".sst").empty());
+  auto log = EventLog::Open(tmp.path(), testing::FixedClockOptions());
+  REQUIRE(log.ok());
+  CHECK((*log)->last_seq() == 12);
+  CHECK((*log)->ReadFrom(12).value().front().data["i"] == 11);
+}
+
+}  // namespace
+}  // namespace attune

@@ -31,6 +31,8 @@ EventLogOptions FixedClockOptions(const std::string& campaign) {
   options.campaign_id = campaign;
   auto tick = std::make_shared<int64_t>(1700000000000);
   options.now_ms = [tick] { return ++*tick; };
+  // Leave the events in the WAL, as a crash would, so the WAL tests have a WAL to damage.
+  options.flush_on_close = false;
   return options;
 }
 

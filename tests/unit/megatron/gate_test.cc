@@ -2,6 +2,8 @@
 // context, fails closed on unknown keys; LegalMoves never proposes what Validate or the gate refuse.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "test_support.h"
 
 namespace attune::megatron {
@@ -183,27 +185,32 @@ const Move* FindMove(const std::vector<Move>& moves, const std::string& lever, c
 
 TEST_CASE("TP 1 -> 2 before Blackwell also sets CUDA_DEVICE_MAX_CONNECTIONS=1", "[megatron][moves]") {
   Recipe tp1 = MoveRecipes()[4].second;
-  const Move* m = FindMove(Stack().LegalMoves(tp1, H100()), "tensor_parallel", "--tensor-model-parallel-size", "2");
+  auto h100_moves = Stack().LegalMoves(tp1, H100());
+  const Move* m = FindMove(h100_moves, "tensor_parallel", "--tensor-model-parallel-size", "2");
   REQUIRE(m != nullptr);
   CHECK(m->changes.size() == 2);
   CHECK(m->changes[1] == Change{"env:CUDA_DEVICE_MAX_CONNECTIONS", std::nullopt, "1"});
-  const Move* b = FindMove(Stack().LegalMoves(tp1, B200()), "tensor_parallel", "--tensor-model-parallel-size", "2");
+  auto b200_moves = Stack().LegalMoves(tp1, B200());
+  const Move* b = FindMove(b200_moves, "tensor_parallel", "--tensor-model-parallel-size", "2");
   REQUIRE(b != nullptr);
   CHECK(b->changes.size() == 1);
 }
 
 TEST_CASE("TP comm overlap from a recipe without SP is one move with SP", "[megatron][moves]") {
   Recipe no_sp = With(DenseRecipe(), "--sequence-parallel", std::nullopt);
-  const Move* m = FindMove(Stack().LegalMoves(no_sp, H100()), "tp_comm_overlap", "--tp-comm-overlap", "");
+  auto moves = Stack().LegalMoves(no_sp, H100());
+  const Move* m = FindMove(moves, "tp_comm_overlap", "--tp-comm-overlap", "");
   REQUIRE(m != nullptr);
   CHECK(m->changes.size() == 2);
   CHECK(m->changes[1].key == "--sequence-parallel");
 }
 
 TEST_CASE("TP 2 -> 1 drops sequence parallelism in the same move", "[megatron][moves]") {
-  const Move* m = FindMove(Stack().LegalMoves(DenseRecipe(), H100()), "tensor_parallel", "--tensor-model-parallel-size", "1");
+  auto moves = Stack().LegalMoves(DenseRecipe(), H100());
+  const Move* m = FindMove(moves, "tensor_parallel", "--tensor-model-parallel-size", "1");
   REQUIRE(m != nullptr);
-  CHECK(FindMove({*m}, "tensor_parallel", "--sequence-parallel", std::nullopt) != nullptr);
+  std::vector<Move> just_this = {*m};
+  CHECK(FindMove(just_this, "tensor_parallel", "--sequence-parallel", std::nullopt) != nullptr);
 }
 
 TEST_CASE("micro-batch moves keep the global batch and only divide it", "[megatron][moves]") {
@@ -222,7 +229,8 @@ TEST_CASE("micro-batch moves keep the global batch and only divide it", "[megatr
 
 TEST_CASE("overlap-param-gather from a recipe without the distributed optimizer adds its prerequisites", "[megatron][moves]") {
   Recipe plain = With(With(DenseRecipe(), "--use-distributed-optimizer", std::nullopt), "--overlap-grad-reduce", std::nullopt);
-  const Move* m = FindMove(Stack().LegalMoves(plain, H100()), "overlap_param_gather", "--overlap-param-gather", "");
+  auto moves = Stack().LegalMoves(plain, H100());
+  const Move* m = FindMove(moves, "overlap_param_gather", "--overlap-param-gather", "");
   REQUIRE(m != nullptr);
   CHECK(m->changes.size() == 3);
 }

@@ -2,6 +2,8 @@
 // and every combination rule of Validate fires with its rule id.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "knowledge.h"
 #include "test_support.h"
 #include "validate.h"
@@ -103,6 +105,7 @@ struct RuleCase {
   const char* rule;
   std::vector<std::pair<std::string, std::optional<std::string>>> set;
   bool moe = false;
+  int compute_capability = 9;
 };
 
 TEST_CASE("every combination rule refuses with its rule id", "[megatron][validate]") {
@@ -130,6 +133,7 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
       {"moe.experts_ep", {{"--expert-model-parallel-size", V("3")}}, true},
       {"moe.requires_experts", {{"--moe-grouped-gemm", V("")}}},
       {"moe.bias_etp", {{"--disable-bias-linear", std::nullopt}, {"--expert-tensor-parallel-size", V("2")}}, true},
+      {"moe.grouped_gemm_cc", {{"--moe-grouped-gemm", V("")}}, true, 7},
       {"moe.dispatcher_deps", {{"--moe-shared-expert-overlap", V("")}}, true},
       {"moe.ep_overlap", {{"--overlap-moe-expert-parallel-comm", V("")}}, true},
       {"tpov.requires_sp", {{"--tp-comm-overlap", V("")}, {"--sequence-parallel", std::nullopt}}},
@@ -152,8 +156,10 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
     Recipe r = c.moe ? MoeRecipe() : DenseRecipe();
     for (const auto& [k, v] : c.set) r = With(r, k, v);
     INFO(c.rule << " on " << DescribeChanges(Diff(c.moe ? MoeRecipe() : DenseRecipe(), r)));
-    CHECK(Violates(r, H100(), c.rule));
-    auto status = Stack().Validate(r, H100());
+    ClusterInfo cluster = H100();
+    cluster.compute_capability_major = c.compute_capability;
+    CHECK(Violates(r, cluster, c.rule));
+    auto status = Stack().Validate(r, cluster);
     CHECK_FALSE(status.ok());
     CHECK_THAT(status.message(), Catch::Contains(c.rule));
     covered.insert(c.rule);

@@ -2,6 +2,7 @@
 // times and losses), on synthetic edge cases, the measurement, triage and diagnosis.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>

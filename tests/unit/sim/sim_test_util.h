@@ -2,7 +2,10 @@
 #ifndef ATTUNE_TESTS_UNIT_SIM_SIM_TEST_UTIL_H_
 #define ATTUNE_TESTS_UNIT_SIM_SIM_TEST_UTIL_H_
 
+#include <catch2/catch.hpp>
+
 #include <filesystem>
+#include <optional>
 #include <initializer_list>
 #include <random>
 #include <string>

@@ -109,7 +109,7 @@ TEST_CASE("an unknown step kind suggests the nearest", "[workflow]") {
   WorkflowDir dir;
   std::string path = dir.Write("");
   Status s = Parse(dir, Replace(kValid, "uses: benchmark", "uses: benchmrk"));
-  RequireError(s, path + ":10:28: steps[0].uses: unknown step 'benchmrk' (did you mean "
+  RequireError(s, path + ":10:26: steps[0].uses: unknown step 'benchmrk' (did you mean "
                          "'benchmark'?)");
 }
 

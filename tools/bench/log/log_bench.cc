@@ -32,6 +32,14 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
+// CPU seconds (user + system) this process has used: the figure that does not depend on how
+// busy the machine is.
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 double RawFdatasyncRate(const std::string& dir, int n) {
   std::string path = dir + "/fdatasync.bench";
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
@@ -72,6 +80,7 @@ double DurableAppendRate(const std::string& dir, int n, int watermark_interval_m
     std::exit(1);
   }
   auto start = Clock::now();
+  double cpu_start = CpuSeconds();
   for (int i = 0; i < n; ++i) {
     auto seq = (*log)->Append({attune::NewEvent{"JobFinished", TypicalEventData(i)}});
     if (!seq.ok()) {
@@ -80,6 +89,7 @@ double DurableAppendRate(const std::string& dir, int n, int watermark_interval_m
     }
   }
   double rate = n / Seconds(start);
+  std::printf("    (cpu per append %.0f us)\n", (CpuSeconds() - cpu_start) / n * 1e6);
   log->reset();
   fs::remove_all(dir);
   return rate;
@@ -105,23 +115,29 @@ void ReplayChild(const std::string& dir, int expected) {
   attune::EventLogOptions options;
   options.read_only = true;
   auto start = Clock::now();
+  double cpu_start = CpuSeconds();
   auto log = attune::EventLog::Open(dir, options);
   if (!log.ok()) {
     std::fprintf(stderr, "%s\n", log.status().ToString().c_str());
     _exit(1);
   }
   double open_s = Seconds(start);
+  double open_cpu = CpuSeconds() - cpu_start;
   uint64_t count = 0, bytes = 0;
   auto replay_start = Clock::now();
+  double replay_cpu_start = CpuSeconds();
   attune::Status s = (*log)->ForEach(1, [&](const attune::EventRecord& e) {
     ++count;
     bytes += e.type.size();
     return attune::Status::Ok();
   });
   double replay_s = Seconds(replay_start);
+  double replay_cpu = CpuSeconds() - replay_cpu_start;
   if (!s.ok() || count != static_cast<uint64_t>(expected)) _exit(1);
-  std::printf("  replay %8d events: open+verify %.3f s, decode all %.3f s, total %.3f s", expected,
-              open_s, replay_s, Seconds(start));
+  std::printf("  replay %8d events: open+verify %.3f s (cpu %.3f), decode all %.3f s (cpu %.3f), "
+              "total %.3f s (cpu %.3f)",
+              expected, open_s, open_cpu, replay_s, replay_cpu, Seconds(start),
+              open_cpu + replay_cpu);
   std::fflush(stdout);
   _exit(0);
 }
@@ -134,6 +150,7 @@ void Replay(const std::string& dir, int events) {
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.is_regular_file()) disk += e.file_size();
   }
+  std::fflush(stdout);  // the child must not print the parent's buffered output again
   pid_t pid = fork();
   if (pid == 0) ReplayChild(dir, events);
   int status = 0;

@@ -1,0 +1,114 @@
+// The memory model against hand-computed cases (Korthikanti et al. 2022, §4; Megatron's
+// theoretical_memory_usage for parameters and optimizer state).
+#include <catch2/catch.hpp>
+
+#include "hardware.h"
+#include "memory_model.h"
+#include "perf_model.h"
+#include "setup.h"
+#include "sim_test_util.h"
+
+namespace attune::sim {
+namespace {
+
+// GPT, h = 1024, a = 16 heads, s = 1024, b = 2, L = 4, TP = 2 with sequence parallelism.
+Recipe TinyGpt(std::initializer_list<std::pair<std::string, std::string>> extra = {}) {
+  Recipe r = testing::SmallGpt({{"--num-layers", "4"},
+                                {"--hidden-size", "1024"},
+                                {"--num-attention-heads", "16"},
+                                {"--seq-length", "1024"},
+                                {"--max-position-embeddings", "1024"},
+                                {"--micro-batch-size", "2"},
+                                {"--global-batch-size", "64"}});
+  for (const auto& [flag, value] : extra) {
+    REQUIRE(SetValue(&r, flag, value == "<absent>" ? std::nullopt : std::optional<std::string>(value)).ok());
+  }
+  return r;
+}
+
+TrainingSetup Setup(const Recipe& r, int world = 8) {
+  auto s = SetupFromRecipe(r, world);
+  REQUIRE(s.ok());
+  return *s;
+}
+
+constexpr double kSbh = 1024.0 * 2 * 1024;  // s·b·h = 2,097,152
+
+TEST_CASE("an unfused-attention layer with SP stores sbh(34 + 5as/h)/t bytes", "[sim][memory]") {
+  // Korthikanti eq. (SP, no recompute): sbh/t · (34 + 5·a·s/h) = 2,097,152/2 · (34 + 80)
+  //   = 1,048,576 · 114 = 119,537,664 bytes.
+  TrainingSetup s = Setup(TinyGpt({{"--attention-backend", "unfused"}}));
+  CHECK(LayerActivationBytes(s, false) == Approx(119537664.0));
+}
+
+TEST_CASE("without SP the LayerNorm and dropout activations are not sharded", "[sim][memory]") {
+  // Korthikanti eq. (TP, no SP): sbh · (10 + 24/t + 5as/(h·t)) = 2,097,152 · (10 + 12 + 40)
+  //   = 130,023,424 bytes.
+  TrainingSetup s = Setup(TinyGpt({{"--attention-backend", "unfused"}, {"--sequence-parallel", "<absent>"}}));
+  CHECK(LayerActivationBytes(s, false) == Approx(130023424.0));
+}
+
+TEST_CASE("flash attention keeps no score matrix", "[sim][memory]") {
+  // 34·sbh/t = 34 · 1,048,576 = 35,651,584 bytes.
+  TrainingSetup s = Setup(TinyGpt());
+  CHECK(LayerActivationBytes(s, false) == Approx(35651584.0));
+}
+
+TEST_CASE("parameters on one GPU count layers over TP and the vocabulary shard", "[sim][memory]") {
+  // Vocabulary 50257 padded to a multiple of 128·TP = 256: 50432.
+  // Per layer 12h² = 12,582,912 (4h² attention + 8h² MLP), split over TP = 2 → 6,291,456;
+  // 4 layers → 25,165,824; norms 4 · 2h = 8,192 (replicated); embedding 50432·1024/2 =
+  // 25,821,184. Total 50,995,200.
+  TrainingSetup s = Setup(TinyGpt());
+  CHECK(s.model.vocab == 50432);
+  ParamCounts pc = CountParams(s);
+  CHECK(pc.first_stage_per_gpu == Approx(50995200.0));
+}
+
+TEST_CASE("the distributed optimizer shards 12 of 18 bytes per parameter over DP", "[sim][memory]") {
+  // DP = 8 / TP 2 = 4: 2 (bf16 param) + 4 (fp32 grad) + 12/4 (master, m, v) = 9 bytes/param;
+  // without it 18 bytes/param.
+  ClusterSpec cluster = DefaultCluster(*FindGpu("H100"), 8);
+  TrainingSetup sharded = Setup(TinyGpt());
+  TrainingSetup replicated = Setup(TinyGpt({{"--use-distributed-optimizer", "<absent>"}}));
+  StageMemory a = EstimateStageMemory(sharded, cluster, 0);
+  StageMemory b = EstimateStageMemory(replicated, cluster, 0);
+  CHECK(a.weight_optimizer_b == Approx(50995200.0 * 9));
+  CHECK(b.weight_optimizer_b == Approx(50995200.0 * 18));
+}
+
+TEST_CASE("full uniform recompute keeps only each layer's input", "[sim][memory]") {
+  // 4 layers · 2sbh/t + embedding output and dropout mask on the first stage (3sbh/t):
+  //   (8 + 3) · 1,048,576 = 11,534,336 bytes.
+  ClusterSpec cluster = DefaultCluster(*FindGpu("H100"), 8);
+  TrainingSetup s = Setup(TinyGpt({{"--recompute-granularity", "full"},
+                                   {"--recompute-method", "uniform"},
+                                   {"--recompute-num-layers", "1"}}));
+  CHECK(EstimateStageMemory(s, cluster, 0).activation_b == Approx(11 * kSbh / 2));
+}
+
+TEST_CASE("1F1B keeps PP micro-batches in flight on the first stage, interleaving more",
+          "[sim][memory]") {
+  // PP = 4 (TP 2, DP 1), M = 64/2 = 32. One layer per stage: 34sbh/t per micro-batch, plus
+  // 3sbh/t embedding activations on stage 0. 1F1B: 4 in flight; stage 3 holds 1.
+  ClusterSpec cluster = DefaultCluster(*FindGpu("H100"), 8);
+  TrainingSetup s = Setup(TinyGpt({{"--pipeline-model-parallel-size", "4"}}));
+  double per_mb = 34 * kSbh / 2;
+  CHECK(EstimateStageMemory(s, cluster, 0).activation_b == Approx(4 * (per_mb + 3 * kSbh / 2)));
+  CHECK(EstimateStageMemory(s, cluster, 3).activation_b == Approx(per_mb));
+}
+
+TEST_CASE("a 70B model on one 8-GPU node without sharding does not fit an H100", "[sim][memory]") {
+  Recipe r = testing::SmallGpt({{"--num-layers", "80"},
+                                {"--hidden-size", "8192"},
+                                {"--num-attention-heads", "64"},
+                                {"--tensor-model-parallel-size", "8"},
+                                {"--micro-batch-size", "1"}});
+  MemoryEstimate m = EstimateMemory(Setup(r), DefaultCluster(*FindGpu("H100"), 8));
+  // 70B/8 ≈ 8.6B params per GPU × (6 + 12/1) bytes ≈ 145 GiB > 79.6 GiB.
+  CHECK_FALSE(m.fits);
+  CHECK(m.PeakGib() > 140);
+}
+
+}  // namespace
+}  // namespace attune::sim
