@@ -50,7 +50,7 @@ start_munge() {
   chown -R munge:munge /run/munge /var/lib/munge /var/log/munge /etc/munge
   chmod 0700 /etc/munge && chmod 0600 /etc/munge/munge.key
   # munged forks into the background and writes its pid file itself.
-  runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid ||
+  daemon runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid ||
     die "munged did not start (see /var/log/munge/munged.log)"
   cp /run/munge/munged.pid "$DIR/munged.pid"
   munge -n | unmunge >/dev/null || die "munge round trip failed after starting munged"
@@ -106,9 +106,13 @@ EOF
 
 cluster_answers() { timeout 10 sinfo -h >/dev/null 2>&1; }
 
+# Daemons get no inherited descriptors: the lock (fd 9) or a caller's pipe kept open by a daemon
+# would block the next slurm-up.sh or a caller waiting for our output to end.
+daemon() { "$@" </dev/null >/dev/null 2>&1 9>&-; }
+
 start_daemons() {
-  alive "$DIR/slurmctld.pid" || /usr/sbin/slurmctld -i || die "slurmctld did not start: $DIR/slurmctld.log"
-  alive "$DIR/slurmd.pid" || /usr/sbin/slurmd || die "slurmd did not start: $DIR/slurmd.log"
+  alive "$DIR/slurmctld.pid" || daemon /usr/sbin/slurmctld -i || die "slurmctld did not start: $DIR/slurmctld.log"
+  alive "$DIR/slurmd.pid" || daemon /usr/sbin/slurmd || die "slurmd did not start: $DIR/slurmd.log"
 }
 
 wait_idle() {

@@ -73,6 +73,17 @@ class Suite:
         except json.JSONDecodeError as e:
             return None, f"not JSON ({e}): {out.stdout[:200]}"
 
+    def events(self, campaign):
+        """The campaign's events (`attune events --json` prints one JSON envelope per line)."""
+        out = subprocess.run([self.args.attune, "events", campaign, "--json"], capture_output=True,
+                             text=True)
+        if out.returncode != 0:
+            return None, out.stderr.strip()
+        try:
+            return [json.loads(line) for line in out.stdout.splitlines() if line.strip()], ""
+        except json.JSONDecodeError as e:
+            return None, f"not NDJSON ({e})"
+
     # -- checks --------------------------------------------------------------------------------
     def violation(self, where, what):
         self.violations.append(f"{where}: {what}")
@@ -89,14 +100,18 @@ class Suite:
                 self.violation(where, f"campaign directory vanished after seq {acked} was acknowledged")
             return
         verify = subprocess.run([self.args.attune, "verify", campaign], capture_output=True, text=True)
+        if verify.returncode != 0 and acked == 0 and "no event log" in verify.stdout + verify.stderr:
+            return  # killed before the first event was acknowledged: nothing to lose yet
         if verify.returncode != 0:
             self.violation(where, f"attune verify failed: {verify.stdout.strip()} {verify.stderr.strip()}")
             return
-        events, err = self.attune_json("events", campaign)
+        events, err = self.events(campaign)
         if events is None:
             self.violation(where, f"cannot read events: {err}")
             return
-        count = len(events) if isinstance(events, list) else len(events.get("events", []))
+        count = max((e.get("seq", 0) for e in events), default=0)
+        if count != len(events):
+            self.violation(where, f"event sequence has gaps: {len(events)} events, last seq {count}")
         if count < acked:
             self.violation(where, f"log holds {count} events but seq {acked} was acknowledged")
 
@@ -119,13 +134,26 @@ class Suite:
         in_flight = status.get("jobs_in_flight", status.get("in_flight", []))
         if in_flight:
             self.violation(where, f"jobs left in flight after the campaign finished: {in_flight}")
-        budget = status.get("budget", {})
-        charged = budget.get("charged_gpu_hours")
-        jobs_sum = budget.get("jobs_device_hours", None)
-        if jobs_sum is None:
-            jobs_sum = sum(j.get("charged_gpu_hours", 0) for j in status.get("jobs", []))
-        if charged is not None and abs(charged - jobs_sum) > 1e-9 * max(1.0, abs(charged)):
-            self.violation(where, f"charged {charged} GPU-hours but the jobs sum to {jobs_sum}")
+        charged = status.get("budget", {}).get("charged_gpu_hours")
+        events, err = self.events(campaign)
+        finished = [e["data"] for e in events or [] if e.get("type") == "JobFinished"]
+        requested = {e["data"].get("job") for e in events or [] if e.get("type") == "JobRequested"}
+        done = {f.get("job") for f in finished}
+        if requested - done:
+            self.violation(where, f"jobs requested but never recorded as finished: {sorted(requested - done)}")
+        if len(done) != len(finished):
+            self.violation(where, "a job was recorded as finished twice")
+        # The launcher's own times: devices × (end − start) of each job.
+        device_hours = 0.0
+        for f in finished:
+            st = f.get("status", {})
+            if st.get("start_time") is not None and st.get("end_time") is not None:
+                device_hours += st.get("devices", 0) * (st["end_time"] - st["start_time"]) / 3600.0
+        charged_sum = sum(f.get("charged_gpu_hours", 0.0) for f in finished)
+        if charged is None or abs(charged - charged_sum) > 1e-6 * max(1.0, abs(charged_sum)):
+            self.violation(where, f"budget charged {charged} but JobFinished events sum to {charged_sum}")
+        if abs(charged_sum - device_hours) > 1e-6 * max(1.0, device_hours) and not self.args.reserve_charges:
+            self.violation(where, f"charged {charged_sum} GPU-hours but the jobs ran {device_hours} device-hours")
         if reference:
             ref_names = self.submissions(reference)
             if sorted(set(names)) != sorted(set(ref_names)):
@@ -149,7 +177,9 @@ class Suite:
 
     # -- one campaign under fire ---------------------------------------------------------------
     def reference_run(self, workflow, root):
-        campaign = os.path.join(root, "reference")
+        # Every run's directory has the same name: the campaign id (and so every job name, which
+        # seeds the simulated cluster's noise) comes from it.
+        campaign = os.path.join(root, "reference", "campaign")
         rc, seconds, err = self.run_engine(workflow, campaign, os.path.join(root, "reference.ack"))
         if rc != 0:
             raise SystemExit(f"crashtest: the uninterrupted run of {workflow} failed (exit {rc}): {err}")
@@ -157,7 +187,7 @@ class Suite:
         return campaign, seconds
 
     def crash_run(self, workflow, root, index, kills_wanted, ref_seconds, reference):
-        campaign = os.path.join(root, f"crash-{index}")
+        campaign = os.path.join(root, f"crash-{index}", "campaign")
         ack = os.path.join(root, f"crash-{index}.ack")
         where = f"{os.path.basename(workflow)} run {index}"
         kills_here = 0
@@ -222,6 +252,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workdir", help="where campaigns go (default: a new temp dir)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--reserve-charges", action="store_true",
+                   help="jobs without launcher times are charged their reservation (do not compare)")
     args = p.parse_args()
     if not os.access(args.attune, os.X_OK):
         print(f"crashtest: {args.attune} is not an executable attune binary", file=sys.stderr)

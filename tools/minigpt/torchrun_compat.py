@@ -21,7 +21,8 @@ _DASHED = {'--nproc-per-node': '--nproc_per_node', '--master-addr': '--master_ad
            '--master-port': '--master_port', '--node-rank': '--node_rank',
            '--max-restarts': '--max_restarts', '--rdzv-backend': '--rdzv_backend',
            '--rdzv-endpoint': '--rdzv_endpoint', '--rdzv-id': '--rdzv_id',
-           '--log-dir': '--log_dir', '--monitor-interval': '--monitor_interval'}
+           '--log-dir': '--log_dir', '--monitor-interval': '--monitor_interval',
+           '--no-python': '--no_python', '--run-path': '--run_path'}
 
 
 def _std_from_str(vm):
@@ -33,17 +34,21 @@ def _std_from_str(vm):
                                                               mp_api._MAPPING_REGEX))
 
 
+_SWITCHES = {'--standalone', '--no_python', '--no-python', '-m', '--module', '--run_path',
+             '--run-path'}
+
+
 def _translate(argv):
-    """Renames dashed launcher options up to the training script (the first non-option)."""
+    """Renames dashed launcher options up to the training script (the first non-option word)."""
     out, i = [], 0
-    while i < len(argv):
-        arg = argv[i]
-        if not arg.startswith('-'):
-            return out + argv[i:]
-        name, sep, value = arg.partition('=')
+    while i < len(argv) and argv[i].startswith('-'):
+        name, sep, value = argv[i].partition('=')
         out.append(_DASHED.get(name, name) + sep + value)
+        if not sep and name not in _SWITCHES and i + 1 < len(argv):
+            out.append(argv[i + 1])  # because every other torchrun option takes a value
+            i += 1
         i += 1
-    return out
+    return out + argv[i:]
 
 
 if __name__ == '__main__':

@@ -44,7 +44,7 @@ void PrintHelp(std::ostream& out) {
          "--help)\n\ncommands:\n";
   for (const Command& c : Commands()) {
     std::string usage = c.usage;
-    out << "  " << usage << std::string(usage.size() < 58 ? 58 - usage.size() : 1, ' ')
+    out << "  " << usage << std::string(usage.size() < 60 ? 60 - usage.size() : 1, ' ')
         << c.summary << "\n";
   }
   out << "\nexit codes: 0 ok, 1 failed/refused, 2 usage or invalid input, 3 paused, "

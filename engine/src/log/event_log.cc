@@ -202,6 +202,9 @@ Result<std::unique_ptr<EventLog>> EventLog::Open(const std::string& dir,
     ATTUNE_ASSIGN_OR_RETURN(impl->watermark,
                             log::WatermarkWriter::OpenExisting(dir, *state.watermark));
   }
+  if (impl->watermark && options.watermark_sync_interval_ms < 0) {
+    impl->watermark->StartBackgroundSync();
+  }
   return std::unique_ptr<EventLog>(new EventLog(std::move(impl)));
 }
 
@@ -240,8 +243,12 @@ Result<std::vector<EventRecord>> EventLog::Impl::Stamp(const std::vector<NewEven
 }
 
 Status EventLog::Impl::WriteWatermark() {
-  int64_t now = SystemNowMs();
   int interval = options.watermark_sync_interval_ms;
+  if (interval < 0) {
+    ATTUNE_RETURN_IF_ERROR(watermark->Update(log::Watermark{last_seq, last_hash}, false));
+    return watermark->SyncInBackground();
+  }
+  int64_t now = SystemNowMs();
   bool sync = interval <= 0 || now - last_watermark_sync_ms >= interval;
   ATTUNE_RETURN_IF_ERROR(watermark->Update(log::Watermark{last_seq, last_hash}, sync));
   if (sync) last_watermark_sync_ms = now;

@@ -55,10 +55,15 @@ struct EventLogOptions {
   // Called after each acknowledged append with the last seq (the crash suite's side channel).
   std::function<void(uint64_t)> on_ack;
   bool read_only = false;   // open for inspection (attune status/events/verify): no lock, no writes
-  // How often DIR/ACKED is fdatasync'ed. 0 (default): after every Append, before it returns, so
-  // the watermark is never behind an acknowledged event. N > 0: the watermark is still rewritten
-  // after every Append (a process crash loses nothing), but synced only when the last sync is at
-  // least N ms old, and on close; after a power loss it may lag (docs/events.md "Watermark").
+  // How DIR/ACKED is fdatasync'ed (docs/events.md "The acknowledged watermark"). The watermark
+  // is rewritten after every Append in every mode, so a process crash never loses it.
+  //   0 (default): synced after every Append, before it returns: never behind an acknowledged
+  //                event, even after a power loss.
+  //   -1:          synced by a background thread that starts right after every Append, so it
+  //                overlaps the caller's next append; after a power loss it may lag by the
+  //                appends acknowledged during one in-flight sync.
+  //   N > 0:       synced only when the last sync is at least N ms old, and on close; after a
+  //                power loss it may lag by everything appended since the last sync.
   int watermark_sync_interval_ms = 0;
   // On close, a writer flushes RocksDB's memtable into a table file so that the next open reads
   // tables instead of replaying the write-ahead log (faster restarts). false leaves the recent

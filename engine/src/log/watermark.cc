@@ -94,8 +94,44 @@ WatermarkWriter::WatermarkWriter(int fd, std::string path, uint64_t writes)
     : fd_(fd), path_(std::move(path)), writes_(writes) {}
 
 WatermarkWriter::~WatermarkWriter() {
+  if (syncer_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    syncer_.join();
+  }
   if (dirty_) (void)Sync();  // best effort on close; a failure here has no caller to tell
   close(fd_);
+}
+
+void WatermarkWriter::StartBackgroundSync() {
+  syncer_ = std::thread([this] { BackgroundLoop(); });
+}
+
+Status WatermarkWriter::SyncInBackground() {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_ = true;
+  dirty_ = false;  // the thread owns the sync now; the destructor waits for it
+  wake_.notify_one();
+  return background_error_;
+}
+
+void WatermarkWriter::BackgroundLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    wake_.wait(lock, [this] { return pending_ || stop_; });
+    if (!pending_ && stop_) return;
+    pending_ = false;
+    lock.unlock();
+    // pwrite happened in the caller's thread before the wake-up; this makes it durable.
+    bool synced = fdatasync(fd_) == 0;
+    lock.lock();
+    if (!synced && background_error_.ok()) {
+      background_error_ = Status::IoError(Errno("cannot fdatasync", path_));
+    }
+  }
 }
 
 Result<std::unique_ptr<WatermarkWriter>> WatermarkWriter::Create(const std::string& dir) {

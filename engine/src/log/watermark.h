@@ -14,10 +14,13 @@
 #ifndef ATTUNE_ENGINE_LOG_WATERMARK_H_
 #define ATTUNE_ENGINE_LOG_WATERMARK_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "attune/status.h"
 
@@ -48,12 +51,26 @@ class WatermarkWriter {
   // fdatasyncs the file if an update has not been synced yet.
   Status Sync();
 
+  // Background mode: after this, SyncInBackground() hands the fdatasync to a thread that starts
+  // it at once, so the caller's next write (its next WAL sync) overlaps it.
+  void StartBackgroundSync();
+  // Wakes the background thread; returns the error of an earlier background sync, if any.
+  Status SyncInBackground();
+
  private:
   WatermarkWriter(int fd, std::string path, uint64_t writes);
+  void BackgroundLoop();
   int fd_;
   std::string path_;
   uint64_t writes_;  // selects the slot: writes_ % 2
   bool dirty_ = false;
+  // Background mode only.
+  std::thread syncer_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool pending_ = false;  // guarded by mu_
+  bool stop_ = false;     // guarded by mu_
+  Status background_error_;  // guarded by mu_
 };
 
 }  // namespace attune::log

@@ -33,6 +33,23 @@ std::string Money(double usd) {
   return s.str();
 }
 
+// The answer when the agent's USD budget is used up: done, saying why.
+Proposal BudgetSpent(double spent, double limit) {
+  Proposal done;
+  done.done = true;
+  done.rationale = "claude-code: the agent's budget is spent ($" + Money(spent) +
+                   " of max_budget_usd $" + Money(limit) + "); no more proposals";
+  done.meta = {{"agent", "claude-code"}, {"budget_exhausted", true}, {"recorded_cost_usd", spent}};
+  return done;
+}
+
+// The proposal in `text` when it parses and is legal for `view`; otherwise the error for the model.
+Result<Proposal> UsableAnswer(const CampaignView& view, const std::string& text) {
+  ATTUNE_ASSIGN_OR_RETURN(Proposal p, ParseAnswer(text));
+  ATTUNE_RETURN_IF_ERROR(ValidateProposal(view, &p));
+  return p;
+}
+
 }  // namespace
 
 struct ClaudeCodeAgent::Attempt {
@@ -135,16 +152,7 @@ Result<Proposal> ClaudeCodeAgent::Propose(const CampaignView& view) {
   std::optional<double> budget_left;
   if (config_.max_budget_usd) {
     double spent = RecordedCostUsd(view);
-    if (spent >= *config_.max_budget_usd) {
-      Proposal done;
-      done.done = true;
-      done.rationale = "claude-code: the agent's budget is spent ($" + Money(spent) +
-                       " of max_budget_usd $" + Money(*config_.max_budget_usd) +
-                       "); no more proposals";
-      done.meta = {
-          {"agent", "claude-code"}, {"budget_exhausted", true}, {"recorded_cost_usd", spent}};
-      return done;
-    }
+    if (spent >= *config_.max_budget_usd) return BudgetSpent(spent, *config_.max_budget_usd);
     budget_left = *config_.max_budget_usd - spent;
   }
   if (config_.hooks && config_.attune_binary.empty()) {
@@ -158,21 +166,19 @@ Result<Proposal> ClaudeCodeAgent::Propose(const CampaignView& view) {
                                      std::chrono::duration<double>(config_.timeout_s));
   Attempt attempt;
   std::string session = config_.resume ? LastSessionId(view) : "";
-  ATTUNE_ASSIGN_OR_RETURN(
-      ClaudeRun run, RunWithRetries(NewCall(BuildProposalPrompt(view), session, budget_left), cwd,
-                                    deadline, &attempt));
-  auto proposal = ParseAnswer(run.result);
-  Status valid = proposal.ok() ? ValidateProposal(view, &*proposal) : proposal.status();
-  if (!valid.ok()) {
-    Log(LogLevel::kWarn, "claude-code: invalid answer, asking once more: " + valid.message());
-    ClaudeCall retry = NewCall(BuildRetryPrompt(valid.message()), run.session_id, budget_left);
+  ClaudeCall ask = NewCall(BuildProposalPrompt(view), session, budget_left);
+  ATTUNE_ASSIGN_OR_RETURN(ClaudeRun run, RunWithRetries(ask, cwd, deadline, &attempt));
+  auto proposal = UsableAnswer(view, run.result);
+  if (!proposal.ok()) {
+    std::string first = proposal.status().message();
+    Log(LogLevel::kWarn, "claude-code: invalid answer, asking once more: " + first);
+    ClaudeCall retry = NewCall(BuildRetryPrompt(first), run.session_id, budget_left);
     ATTUNE_ASSIGN_OR_RETURN(run, RunWithRetries(retry, cwd, deadline, &attempt));
-    proposal = ParseAnswer(run.result);
-    Status second = proposal.ok() ? ValidateProposal(view, &*proposal) : proposal.status();
-    if (!second.ok()) {
+    proposal = UsableAnswer(view, run.result);
+    if (!proposal.ok()) {
       return Status::InvalidArgument("claude-code: the answer was invalid twice (session " +
-                                     run.session_id + "); first: " + valid.message() +
-                                     "; then: " + second.message());
+                                     run.session_id + "); first: " + first +
+                                     "; then: " + proposal.status().message());
     }
   }
   proposal->meta = {

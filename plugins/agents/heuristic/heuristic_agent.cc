@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "history.h"
+#include "pairs.h"
 #include "reading.h"
 #include "scoring.h"
 
@@ -73,114 +74,31 @@ Option SingleOption(const ScoringContext& ctx, const MoveEstimate& e) {
   return o;
 }
 
-bool KeysDisjoint(const std::vector<Change>& a, const std::vector<Change>& b) {
-  for (const Change& x : a) {
-    for (const Change& y : b) {
-      if (x.key == y.key) return false;
-    }
-  }
-  return true;
-}
-
-// The OOMed change re-based on the leader; empty when the leader already moved that key
-// elsewhere or the change is already in the leader.
-std::vector<Change> Rebase(const Recipe& leader, const std::vector<Change>& changes) {
-  std::vector<Change> out;
-  for (const Change& c : changes) {
-    std::optional<std::string> now = GetValue(leader, c.key);
-    if (now != c.from) return {};
-    out.push_back({c.key, now, c.to});
-  }
-  return out;
-}
-
-// The saving a paired move must bring so that the OOMed change fits: the OOM proves the
-// change's peak reached at least the device memory, whatever its prior said.
-double NeededSaving(const CampaignView& v, const MoveEstimate& hungry) {
-  double capacity = v.cluster.device_memory_gib;
-  if (capacity <= 0 || !hungry.predicted_peak_gib) return -0.1;
-  double hungry_peak = std::max(*hungry.predicted_peak_gib, capacity);
-  return kMemoryLimit * capacity / hungry_peak - 1;
-}
-
-// The change that ran out of memory, re-based on the leader and valued as if it fitted.
-std::optional<MoveEstimate> HungryEstimate(const ScoringContext& relaxed,
-                                           const CandidateRecord& oom, Move* hungry_move) {
-  *hungry_move = Move{oom.lever_id, Rebase(relaxed.view->leader, oom.changes), ""};
-  if (hungry_move->changes.empty() || relaxed.levers.count(oom.lever_id) == 0) return std::nullopt;
-  return EstimateMove(relaxed, *hungry_move, 0);
-}
-
-bool IsOom(const CandidateRecord& r) {
-  return r.failure && r.failure->kind == FailureKind::kOom;
-}
-
-// Half the best gain among changes that ran out of memory: what a memory-saving move may later
-// let fit (half, because it still has to be tried after the saver).
-double UnlockValue(const ScoringContext& ctx) {
-  ScoringContext relaxed = ctx;
-  relaxed.oom_at.clear();
-  double best = 0;
-  for (const CandidateRecord& r : ctx.view->history) {
-    Move hungry_move;
-    std::optional<MoveEstimate> h = IsOom(r) ? HungryEstimate(relaxed, r, &hungry_move)
-                                             : std::nullopt;
-    if (h) best = std::max(best, h->gain);
-  }
-  return 0.5 * best;
-}
-
-std::optional<Option> PairOption(const ScoringContext& ctx, const CandidateRecord& oom,
-                                 const std::vector<MoveEstimate>& savers) {
-  const CampaignView& v = *ctx.view;
-  ScoringContext relaxed = ctx;
-  relaxed.oom_at.clear();  // because the pair exists to lift exactly that limit
-  Move hungry_move;
-  std::optional<MoveEstimate> hungry_estimate = HungryEstimate(relaxed, oom, &hungry_move);
-  if (!hungry_estimate) return std::nullopt;
-  const MoveEstimate& hungry = *hungry_estimate;
-  double needed = NeededSaving(v, hungry);
-  std::optional<Option> best;
-  for (const MoveEstimate& s : savers) {
-    if (s.memory > needed || !KeysDisjoint(s.move->changes, hungry_move.changes)) continue;
-    std::vector<Change> both = s.move->changes;
-    both.insert(both.end(), hungry_move.changes.begin(), hungry_move.changes.end());
-    std::optional<Recipe> recipe = Apply(v.leader, both);
-    if (!recipe || ctx.tried.recipe_ids.count(RecipeId(*recipe)) > 0) continue;
-    double gain = s.speed + hungry.gain;  // the saver's own speed, without its unlock bonus
-    if (best && gain <= best->gain) continue;
-    Option o;
-    o.changes = both;
-    o.lever_id = s.move->lever_id;
-    o.levers = {s.move->lever_id, oom.lever_id};
-    o.gain = gain;
-    o.order = s.order;
-    o.rationale = DiagnosisText(ctx, "oom") + " → " + s.move->lever_id + " [" +
-                  MoveText(*s.move) + "] saves " + Percent(-s.memory) + " memory (needs " +
-                  Percent(-needed) + ") so that " + oom.lever_id + " [" +
-                  DescribeChanges(hungry_move.changes) + "] fits again: expected " +
-                  Percent(gain) + " (" + Percent(s.speed) + " + " + Percent(hungry.gain) + ")";
-    o.meta = {{"expected_gain", gain}, {"pair_after_oom", oom.candidate_id},
-              {"saver_memory", s.memory}, {"needed_saving", needed}};
-    best = o;
-  }
-  return best;
-}
-
-std::optional<Option> BestPair(const ScoringContext& ctx, const std::vector<MoveEstimate>& all) {
-  std::vector<MoveEstimate> savers;
-  for (const MoveEstimate& e : all) {
-    if (e.feasible && e.memory < -0.05) savers.push_back(e);
-  }
-  std::optional<Option> best;
-  std::set<std::string> seen;
-  for (auto r = ctx.view->history.rbegin(); r != ctx.view->history.rend(); ++r) {
-    if (!IsOom(*r)) continue;
-    if (!seen.insert(DescribeChanges(r->changes)).second) continue;
-    std::optional<Option> o = PairOption(ctx, *r, savers);
-    if (o && (!best || o->gain > best->gain)) best = o;
-  }
-  return best;
+Option PairOptionText(const ScoringContext& ctx, const PairChoice& pair) {
+  const MoveEstimate& s = *pair.saver;
+  bool oom = pair.source != "predicted";
+  Option o;
+  o.changes = s.move->changes;
+  o.changes.insert(o.changes.end(), pair.hungry.changes.begin(), pair.hungry.changes.end());
+  o.lever_id = s.move->lever_id;
+  o.levers = {s.move->lever_id, pair.hungry.lever_id};
+  o.gain = pair.gain;
+  o.order = s.order;
+  std::string why = oom ? DiagnosisText(ctx, "oom")
+                        : pair.hungry.lever_id + " [" + DescribeChanges(pair.hungry.changes) +
+                              "] is predicted not to fit";
+  o.rationale = why + " → " + s.move->lever_id + " [" + MoveText(*s.move) + "] saves " +
+                Percent(-s.memory) + " memory (needs " + Percent(-pair.needed_saving) +
+                ") so that " + pair.hungry.lever_id + " [" +
+                DescribeChanges(pair.hungry.changes) + "] fits: expected " + Percent(pair.gain) +
+                " (" + Percent(s.speed) + " + " + Fixed(kPairConfidence) + " × " +
+                Percent(pair.hungry_gain) + ")";
+  o.meta = {{"expected_gain", pair.gain},
+            {"pair_source", pair.source},
+            {"memory", s.memory},
+            {"saver_memory", s.memory},
+            {"needed_saving", pair.needed_saving}};
+  return o;
 }
 
 Proposal Done(std::string why) {
@@ -253,8 +171,8 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
   std::optional<Option> best;
   if (!all.empty() && all.front().feasible) best = SingleOption(ctx, all.front());
   if (config_.pair_after_oom) {
-    std::optional<Option> pair = BestPair(ctx, all);
-    if (pair && (!best || pair->gain > best->gain)) best = pair;
+    std::optional<PairChoice> pair = BestPair(ctx, all);
+    if (pair && (!best || pair->gain > best->gain)) best = PairOptionText(ctx, *pair);
   }
   double threshold = config_.min_gain.value_or(view.noise_band);
   if (!best || best->gain <= threshold) {

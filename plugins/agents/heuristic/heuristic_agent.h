@@ -7,10 +7,11 @@
 //  1. done when the budget left is below one job's cost estimate, or no legal move is left;
 //  2. read the leader (reading.h): the stack's diagnoses plus the agent's own;
 //  3. value every legal move not tried before (scoring.h; history.h says what "tried" means);
-//  4. after an out-of-memory failure, also value PAIRS: a memory-saving legal move together with
-//     the change that ran out of memory, when the saving is predicted to make it fit. This is the
-//     one way a failed change comes back: never alone, only with the remedy, each pair once
-//     (a pair is tried when its recipe is);
+//  4. also value PAIRS (pairs.h): a memory-saving legal move together with a change that ran out
+//     of memory or is predicted not to fit, when the saving is predicted to make it fit. This is
+//     the one way a failed change comes back: never alone, only with the remedy, each pair once.
+//     After an OOM, memory-saving moves alone also get half the OOMed change's gain (they may let
+//     it fit later);
 //  5. propose the highest expected gain (ties: the stack's move order); done when that gain is not
 //     above the threshold (the noise band unless `with: {min_gain: x}`), because a smaller expected
 //     gain could not be told apart from noise.

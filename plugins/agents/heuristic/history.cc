@@ -19,11 +19,14 @@ std::optional<Recipe> Apply(const Recipe& base, const std::vector<Change>& chang
   return out;
 }
 
+bool IsInfrastructureFailure(const CandidateRecord& record) {
+  return record.outcome == "failed" && record.failure && record.failure->infrastructure;
+}
+
 bool BansItsChanges(const CandidateRecord& record) {
   if (record.outcome == "refused" || record.outcome == "paired_loss_mismatch") return true;
   if (record.outcome != "failed") return false;
-  // An infrastructure failure says nothing about the recipe; the engine retries those itself.
-  return !(record.failure && record.failure->infrastructure);
+  return !IsInfrastructureFailure(record);
 }
 
 std::vector<Change> BlamedChanges(const CampaignView& view, const CandidateRecord& record) {
@@ -45,6 +48,7 @@ TriedSet CollectTried(const CampaignView& view) {
   tried.recipes_by_candidate["baseline"] = view.baseline;
   tried.recipe_ids.insert(RecipeId(view.baseline));
   tried.recipe_ids.insert(RecipeId(view.leader));
+  std::map<std::string, int> infra_failures;
   for (const CandidateRecord& record : view.history) {
     if (BansItsChanges(record)) {
       for (const Change& c : BlamedChanges(view, record)) {
@@ -61,7 +65,9 @@ TriedSet CollectTried(const CampaignView& view) {
     if (base_recipe == nullptr) continue;  // an unknown base: its recipe cannot be rebuilt
     std::optional<Recipe> recipe = Apply(*base_recipe, record.changes);
     if (!recipe) continue;
-    tried.recipe_ids.insert(RecipeId(*recipe));
+    std::string id = RecipeId(*recipe);
+    // One infrastructure failure says nothing about the recipe: it may be proposed once more.
+    if (!IsInfrastructureFailure(record) || ++infra_failures[id] >= 2) tried.recipe_ids.insert(id);
     if (!record.candidate_id.empty()) tried.recipes_by_candidate[record.candidate_id] = *recipe;
   }
   return tried;

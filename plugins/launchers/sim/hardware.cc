@@ -110,7 +110,9 @@ double ClusterSpec::InterNodeBusBytesPerS() const {
   return inter_node_gbit_s / 8.0 * 1e9 * kNcclBusEfficiency;
 }
 
-Result<ClusterSpec> ParseClusterConfig(const nlohmann::json& with, uint64_t campaign_seed) {
+Result<ClusterSpec> ParseClusterConfig(const nlohmann::json& with_or_null, uint64_t campaign_seed) {
+  // No `with:` at all (a CLI context) means the defaults.
+  const nlohmann::json with = with_or_null.is_null() ? nlohmann::json::object() : with_or_null;
   if (!with.is_object()) {
     return Status::InvalidArgument("sim launcher: `with:` must be a map, found " + with.dump());
   }

@@ -250,12 +250,10 @@ void LogWriter::ArgumentError(const sim::ArgumentError& error) {
               {"megatron/training/training.py:pretrain", "iteration, num_floating_point_operations_so_far = train("},
               {"megatron/training/training.py:train_step", "losses_reduced = forward_backward_func("}};
   }
-  if (error.function != "validate_args") {
-    frames.push_back({error.file + ":" + error.function, "raise " + error.exception + "(msg)"});
-  } else {
-    frames.back().second = "validate_args(args, args_defaults)";
-    frames.push_back({error.file + ":validate_args", "assert condition, msg"});
-  }
+  // The failing frame shows the statement that raised, as Python prints it.
+  std::string statement = error.exception == "AssertionError" ? "assert condition, msg"
+                                                              : "raise " + error.exception + "(msg)";
+  frames.push_back({error.file + ":" + error.function, statement});
   Traceback(frames);
   Line(error.exception + ": " + error.message);
   ChildFailed(1, "");

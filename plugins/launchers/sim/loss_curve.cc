@@ -68,7 +68,7 @@ LossCurve::LossCurve(const TrainingSetup& s) : key_(ObjectiveKey(s)) {
   min_lr_ = s.run.min_lr;
   double batch_tokens = static_cast<double>(s.par.global_batch) * s.model.seq_length;
   // Early progress grows with the learning rate and the tokens per step.
-  rate_ = 0.004 * std::sqrt(lr_ / 3e-4) * std::pow(batch_tokens / 1e6, 0.3) * (0.8 + 0.4 * Unit(key_ + "#rate"));
+  rate_ = 0.03 * std::sqrt(lr_ / 3e-4) * std::pow(batch_tokens / 1e6, 0.3) * (0.8 + 0.4 * Unit(key_ + "#rate"));
   // Each objective gets its own curve: a persistent 5–15% offset whose sign and size come from
   // the objective key, and its own batch-to-batch wobble (a different seed or data order sees
   // different batches), so the paired-loss check tells objectives apart.

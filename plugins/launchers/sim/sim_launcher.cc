@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -26,7 +27,9 @@ bool ValidJobName(const std::string& name) {
   return true;
 }
 
-// Writes `data` to `path` so that readers see the old or the new content, never a torn file.
+// Writes `data` to `path` so that readers see the old or the new content, never a torn file,
+// whatever moment the process dies at. No fsync: everything here can be rebuilt after a power
+// loss (a lost record re-simulates to the same bytes; the clock is recovered from the records).
 Status WriteAtomically(const std::string& path, const std::string& data) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
@@ -42,7 +45,6 @@ Status WriteAtomically(const std::string& path, const std::string& data) {
     }
     done += static_cast<size_t>(n);
   }
-  ::fsync(fd);
   ::close(fd);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     return Status::IoError("sim launcher: cannot rename " + tmp + " to " + path);
@@ -68,7 +70,19 @@ SimLauncher::SimLauncher(ClusterSpec cluster, std::string state_dir, ModelFactor
     try {
       clock_ = std::stod(*text);
     } catch (...) {
-      clock_ = 0;  // an unreadable clock restarts at 0; job records still carry their own times
+      clock_ = 0;  // unreadable: recovered from the records below
+    }
+  }
+  RecoverClockFromRecords();
+}
+
+void SimLauncher::RecoverClockFromRecords() {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(state_dir_ + "/jobs", ec)) {
+    if (entry.path().extension() != ".json") continue;
+    auto record = Find(entry.path().stem().string());
+    if (record.ok() && *record && (*record)->polled) {
+      clock_ = std::max(clock_, (*record)->status.end_time.value_or(0));
     }
   }
 }
@@ -129,7 +143,7 @@ Status SimLauncher::AdvanceClock(double to) {
   clock_ = to;
   if (state_dir_.empty()) return Status::Ok();
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.6f\n", clock_);
+  std::snprintf(buf, sizeof(buf), "%.17g\n", clock_);  // round-trips exactly
   return WriteAtomically(state_dir_ + "/clock", buf);
 }
 

@@ -4,7 +4,8 @@
 // whole run at once (its log, its end), Poll reports it finished and moves the virtual clock to
 // its end. Every job record and the clock are files under the state directory
 // (<campaign_dir>/sim, or with.state_dir), written atomically (temp file + rename), so a new
-// SimLauncher after a crash finds every job by name and the clock never runs backwards.
+// SimLauncher after a crash finds every job by name and the clock never runs backwards (on open
+// it is also raised to the end of every job already reported finished).
 //
 // Thread-safety: one engine thread at a time (launcher.h).
 #ifndef ATTUNE_PLUGINS_LAUNCHERS_SIM_SIM_LAUNCHER_H_
@@ -54,6 +55,8 @@ class SimLauncher : public Launcher {
   Result<std::optional<Record>> Find(const std::string& name);
   Status Store(const std::string& name, const Record& record);
   Status AdvanceClock(double to);
+  // The clock is at least the end of every job already reported finished.
+  void RecoverClockFromRecords();
   JobStatus RunningView(const Record& record) const;
   std::string RecordPath(const std::string& name) const;
 

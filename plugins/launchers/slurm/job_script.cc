@@ -57,6 +57,7 @@ Status CheckSpec(const JobSpec& spec, const SlurmOptions& o, const ScriptPaths& 
   ATTUNE_RETURN_IF_ERROR(CheckSbatchWord("account", o.account));
   ATTUNE_RETURN_IF_ERROR(CheckSbatchWord("qos", o.qos));
   ATTUNE_RETURN_IF_ERROR(CheckSbatchWord("log path", paths.log_path));
+  ATTUNE_RETURN_IF_ERROR(CheckSbatchWord("comment", paths.comment));
   for (const auto& line : o.extra_sbatch) ATTUNE_RETURN_IF_ERROR(CheckExtraLine(line));
   for (const auto& [k, v] : spec.launch.env) ATTUNE_RETURN_IF_ERROR(CheckEnvName(k));
   return Status::Ok();
@@ -77,6 +78,7 @@ void SbatchLines(const JobSpec& spec, const SlurmOptions& o, const ScriptPaths& 
   if (!o.account.empty()) line("--account=" + o.account);
   if (!o.qos.empty()) line("--qos=" + o.qos);
   line("--output=" + paths.log_path);
+  if (!paths.comment.empty()) line("--comment=" + paths.comment);
   // With requeue, a restarted job appends to the first attempt's log instead of erasing it.
   line(o.requeue ? "--requeue\n#SBATCH --open-mode=append" : "--no-requeue");
   for (const auto& extra : o.extra_sbatch) line(extra);

@@ -18,6 +18,7 @@ namespace attune::slurm {
 struct ScriptPaths {
   std::string log_path;     // --output (stdout and stderr together)
   std::string marker_path;  // the job writes "<id> start <t>" then "<id> exit <rc> <t>" here
+  std::string comment;      // --comment: the launcher's owner token (see slurm_launcher.h)
 };
 
 // Minutes for --time: time_limit_s rounded up, at least 1. 0 when there is no limit.

@@ -100,13 +100,18 @@ Result<std::string> SlurmClient::Sbatch(const std::string& script_path,
   return ParseSbatchJobId(Trim(r.out));
 }
 
-Result<std::vector<std::string>> SlurmClient::FindByName(const std::string& name) const {
+Result<std::vector<std::string>> SlurmClient::FindByName(const std::string& name,
+                                                         const std::string& comment) const {
   ATTUNE_ASSIGN_OR_RETURN(
       ProcessResult r,
       Run("squeue", {"--noheader", "--states=all", "--user=" + user_, "--name=" + name,
-                     "--format=%i"}));
+                     "--format=%i|%k"}));
   if (r.exit_code != 0 || r.timed_out) return Failure("squeue --name=" + name, r);
-  std::vector<std::string> ids = Lines(r.out);
+  std::vector<std::string> ids;
+  for (const auto& line : Lines(r.out)) {
+    auto bar = line.find('|');
+    if (bar != std::string::npos && line.substr(bar + 1) == comment) ids.push_back(line.substr(0, bar));
+  }
   std::sort(ids.begin(), ids.end(), NumericLess);
   return ids;
 }
@@ -132,17 +137,18 @@ Result<bool> SlurmClient::HasAccounting() const {
   return *has_accounting_;
 }
 
-Result<std::optional<SlurmJob>> SlurmClient::SacctByName(const std::string& name) const {
+Result<std::optional<SlurmJob>> SlurmClient::SacctByName(const std::string& name,
+                                                         const std::string& comment) const {
   ATTUNE_ASSIGN_OR_RETURN(
       ProcessResult r,
       Run("sacct", {"--allocations", "--noheader", "--parsable2", "--user=" + user_,
                     "--name=" + name, "--starttime=now-60days",
-                    "--format=JobID,JobName,State,ExitCode,Start,End,AllocTRES,NNodes,Reason"}));
+                    "--format=JobID,JobName,State,ExitCode,Start,End,AllocTRES,NNodes,Reason,Comment"}));
   if (r.exit_code != 0 || r.timed_out) return Failure("sacct --name=" + name, r);
   std::optional<SlurmJob> newest;
   for (const auto& line : Lines(r.out)) {
     ATTUNE_ASSIGN_OR_RETURN(SlurmJob job, ParseSacctLine(line));
-    if (job.name != name) continue;
+    if (job.name != name || (!job.comment.empty() && job.comment != comment)) continue;
     if (!newest || NumericLess(newest->job_id, job.job_id)) newest = job;
   }
   return newest;

@@ -32,9 +32,10 @@ class SlurmClient {
   // Submits the script; returns the job id.
   Result<std::string> Sbatch(const std::string& script_path, const std::string& workdir) const;
 
-  // Ids of this user's jobs named `name` that the controller still knows (any state), oldest
-  // first.
-  Result<std::vector<std::string>> FindByName(const std::string& name) const;
+  // Ids of this user's jobs named `name` whose comment is `comment` that the controller still
+  // knows (any state), oldest first.
+  Result<std::vector<std::string>> FindByName(const std::string& name,
+                                              const std::string& comment) const;
 
   // The job, or nullopt when the controller no longer knows the id (purged after MinJobAge).
   Result<std::optional<SlurmJob>> ShowJob(const std::string& job_id) const;
@@ -42,8 +43,10 @@ class SlurmClient {
   // Whether sacct can answer (AccountingStorageType is not accounting_storage/none). Cached.
   Result<bool> HasAccounting() const;
 
-  // sacct's view of this user's newest job named `name` (allocation line only), if any.
-  Result<std::optional<SlurmJob>> SacctByName(const std::string& name) const;
+  // sacct's view of this user's newest job named `name` (allocation line only) whose comment is
+  // `comment` or was not stored (AccountingStoreFlags without job_comment), if any.
+  Result<std::optional<SlurmJob>> SacctByName(const std::string& name,
+                                              const std::string& comment) const;
 
   Status Cancel(const std::string& job_id) const;
 

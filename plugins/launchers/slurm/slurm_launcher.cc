@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "attune/hash.h"
 #include "job_script.h"
 
 namespace attune::slurm {
@@ -67,7 +68,11 @@ JobStatus StatusFromMarker(const JobRecord& record, const Marker& marker) {
 }  // namespace
 
 SlurmLauncher::SlurmLauncher(SlurmOptions options, std::string state_dir)
-    : options_(std::move(options)), state_dir_(std::move(state_dir)), client_(options_) {
+    : options_(std::move(options)),
+      state_dir_(std::move(state_dir)),
+      owner_("attune:" + Sha256Hex(fs::absolute(state_dir_).lexically_normal().string())
+                             .substr(0, 12)),
+      client_(options_) {
   cluster_.device_type = !options_.device_type.empty() ? options_.device_type
                          : options_.gpus_per_node > 0  ? "gpu"
                                                        : "cpu";
@@ -106,14 +111,14 @@ Result<std::optional<JobRecord>> SlurmLauncher::Locate(const std::string& name) 
 
 Result<std::optional<JobRecord>> SlurmLauncher::AdoptFromSlurm(const std::string& name,
                                                                std::optional<JobRecord> record) {
-  ATTUNE_ASSIGN_OR_RETURN(std::vector<std::string> ids, client_.FindByName(name));
+  ATTUNE_ASSIGN_OR_RETURN(std::vector<std::string> ids, client_.FindByName(name, owner_));
   std::optional<SlurmJob> found;
   if (!ids.empty()) {
     ATTUNE_ASSIGN_OR_RETURN(found, client_.ShowJob(ids.back()));
   } else {
     ATTUNE_ASSIGN_OR_RETURN(bool accounting, client_.HasAccounting());
     if (accounting) {
-      ATTUNE_ASSIGN_OR_RETURN(found, client_.SacctByName(name));
+      ATTUNE_ASSIGN_OR_RETURN(found, client_.SacctByName(name, owner_));
     }
   }
   if (!found) return record;
@@ -150,7 +155,7 @@ Result<JobStatus> SlurmLauncher::StatusOf(JobRecord* record) {
 Result<JobStatus> SlurmLauncher::StatusAfterPurge(const JobRecord& record) {
   ATTUNE_ASSIGN_OR_RETURN(bool accounting, client_.HasAccounting());
   if (accounting) {
-    ATTUNE_ASSIGN_OR_RETURN(std::optional<SlurmJob> job, client_.SacctByName(record.name));
+    ATTUNE_ASSIGN_OR_RETURN(std::optional<SlurmJob> job, client_.SacctByName(record.name, owner_));
     if (job) return ToJobStatus(*job, record.name, record.devices);
   }
   if (auto marker = ReadMarker(record.marker_path)) return StatusFromMarker(record, *marker);
@@ -181,13 +186,15 @@ Result<JobRecord> SlurmLauncher::SubmitNew(const JobSpec& spec, const SlurmOptio
   r.devices = spec.devices;
   r.intent_time = Now();
   ATTUNE_ASSIGN_OR_RETURN(std::string script,
-                          RenderJobScript(spec, o, ScriptPaths{r.log_path, r.marker_path}));
+                          RenderJobScript(spec, o, ScriptPaths{r.log_path, r.marker_path, owner_}));
   std::error_code ec;
   fs::create_directories(fs::path(r.log_path).parent_path(), ec);
   ATTUNE_RETURN_IF_ERROR(WriteFileAtomically(r.script_path, script));
   fs::remove(r.marker_path, ec);  // a stale marker must not speak for this submission
   ATTUNE_RETURN_IF_ERROR(SaveRecord(state_dir_, r));  // the intent, before anything is queued
-  auto id = client_.Sbatch(r.script_path, r.job_dir);
+  // The job starts in the engine's working directory (sbatch's default; shared filesystem), where
+  // relative entry points such as tools/minigpt/pretrain_gpt.py resolve as they do locally.
+  auto id = client_.Sbatch(r.script_path, spec.launch.workdir);
   if (!id.ok()) {
     if (id.status().code() != StatusCode::kUnavailable) return id.status();
     return id.status().WithContext("job '" + spec.name + "' may or may not be queued; the next "

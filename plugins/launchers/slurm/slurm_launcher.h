@@ -8,7 +8,10 @@
 //     running and recently finished jobs (until MinJobAge),
 //  3. else accounting (`sacct --name`), when the cluster has it,
 //  4. else the job's marker file, which the batch script writes when it starts and ends.
-// A name found nowhere is kUnknown. Submit consults all of these first and submits nothing when
+// A name found nowhere is kUnknown. Jobs carry `--comment=attune:<hash of state_dir>`, and only
+// jobs with this launcher's comment are adopted: another campaign's job that happens to have the
+// same name (campaign ids repeat across directories) is never taken for ours.
+// Submit consults all of these first and submits nothing when
 // Slurm cannot be asked (kUnavailable): it never submits blind. docs/slurm.md describes the one
 // remaining window (a crash right after sbatch, followed by the job leaving Slurm's memory
 // without ever starting, on a cluster without accounting).
@@ -62,6 +65,7 @@ class SlurmLauncher : public Launcher {
 
   SlurmOptions options_;
   std::string state_dir_;
+  std::string owner_;  // "attune:<12 hex of SHA-256(state_dir)>", the jobs' --comment
   SlurmClient client_;
   ClusterInfo cluster_;
 };

@@ -94,6 +94,7 @@ Result<SlurmJob> ParseScontrolJob(const std::string& text) {
   job.num_nodes = ToInt(Get(kv, "NumNodes"), 0);
   job.gpus = GpusInTres(Get(kv, "TRES"));
   job.std_out = Get(kv, "StdOut");
+  job.comment = Get(kv, "Comment");
   return job;
 }
 
@@ -114,6 +115,7 @@ Result<SlurmJob> ParseSacctLine(const std::string& line) {
   job.gpus = GpusInTres(fields[6]);
   job.num_nodes = ToInt(fields[7], 0);
   if (fields.size() > 8) job.reason = fields[8];
+  if (fields.size() > 9) job.comment = fields[9];
   return job;
 }
 

@@ -29,6 +29,7 @@ struct SlurmJob {
   int num_nodes = 0;
   int gpus = 0;  // gres/gpu in the allocation's TRES (0 on CPU clusters)
   std::string std_out;  // the output file
+  std::string comment;  // --comment (empty when Slurm does not keep it)
 };
 
 // "JobId=1 JobName=x JobState=RUNNING ..." (scontrol show job -o) into key → value. A word
@@ -38,7 +39,8 @@ std::map<std::string, std::string> ParseKeyValues(const std::string& line);
 // The first job of `scontrol show job -o` output.
 Result<SlurmJob> ParseScontrolJob(const std::string& text);
 
-// One line of `sacct -X -n -P -o JobID,JobName,State,ExitCode,Start,End,AllocTRES,NNodes,Reason`.
+// One line of
+// `sacct -X -n -P -o JobID,JobName,State,ExitCode,Start,End,AllocTRES,NNodes,Reason,Comment`.
 Result<SlurmJob> ParseSacctLine(const std::string& line);
 
 // "2026-12-02T12:33:41" (local time, as Slurm prints it) into Unix seconds; nullopt for

@@ -54,7 +54,7 @@ bool CommunicationFromTimers(const LogParse& parse, std::vector<Diagnosis>* out)
   return false;
 }
 
-void CommunicationFromRecipe(const Recipe& r, const RecipeView& v, std::vector<Diagnosis>* out) {
+void CommunicationFromRecipe(const RecipeView& v, std::vector<Diagnosis>* out) {
   if (v.tp > v.gpus_per_node) {
     out->push_back({"communication", 0.6, "TP " + std::to_string(v.tp) + " spans nodes (" +
                                               std::to_string(v.gpus_per_node) + " GPUs per node)"});
@@ -69,7 +69,6 @@ void CommunicationFromRecipe(const Recipe& r, const RecipeView& v, std::vector<D
   if (v.tp > 1 && v.sp && !v.tp_comm_overlap) {
     out->push_back({"communication", 0.1, "TP " + std::to_string(v.tp) + " with SP but no --tp-comm-overlap"});
   }
-  (void)r;
 }
 
 void Bubble(const RecipeView& v, std::vector<Diagnosis>* out) {
@@ -116,7 +115,7 @@ std::vector<Diagnosis> DiagnoseRun(const Recipe& recipe, const Measurement& meas
   std::vector<Diagnosis> out;
   RecipeView view = ReadView(recipe);
   Memory(measurement, cluster, &out);
-  if (!CommunicationFromTimers(parse, &out)) CommunicationFromRecipe(recipe, view, &out);
+  if (!CommunicationFromTimers(parse, &out)) CommunicationFromRecipe(view, &out);
   Bubble(view, &out);
   LaunchOverhead(view, measurement, &out);
   ComputeBound(measurement, cluster, &out);

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -399,6 +400,7 @@ Result<TriageSpec> ParseTriage(const std::string& text, const std::string& sourc
       } catch (const std::regex_error& e) {
         Fail(source, sigs[i]["regex"], p + ".regex", std::string("invalid regular expression: ") + e.what());
       }
+      s.literals = RequiredLiterals(s.pattern);
       s.hint = RequiredStr(source, sigs[i], "hint", p);
       if (sigs[i]["infrastructure"]) s.infrastructure = Bool(source, sigs[i]["infrastructure"], p + ".infrastructure");
       if (sigs[i]["before_training"]) s.before_training = Bool(source, sigs[i]["before_training"], p + ".before_training");
@@ -417,6 +419,76 @@ Result<Knowledge> LoadKnowledge(const std::string& dir) {
   ATTUNE_ASSIGN_OR_RETURN(std::string triage_text, ReadFile(dir + "/triage.yaml"));
   ATTUNE_ASSIGN_OR_RETURN(k.triage, ParseTriage(triage_text, dir + "/triage.yaml"));
   return k;
+}
+
+namespace {
+
+// Splits at '|' outside groups and classes.
+std::vector<std::string> TopLevelAlternatives(const std::string& p) {
+  std::vector<std::string> out(1);
+  int depth = 0;
+  bool in_class = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      out.back() += p.substr(i, 2);
+      ++i;
+      continue;
+    }
+    if (c == '[') in_class = true;
+    if (c == ']') in_class = false;
+    if (!in_class && c == '(') ++depth;
+    if (!in_class && c == ')') --depth;
+    if (!in_class && depth == 0 && c == '|') {
+      out.emplace_back();
+      continue;
+    }
+    out.back() += c;
+  }
+  return out;
+}
+
+// The longest run of characters the alternative must contain literally.
+std::string LongestLiteral(const std::string& alt) {
+  std::string best, run;
+  auto end_run = [&] {
+    if (run.size() > best.size()) best = run;
+    run.clear();
+  };
+  int depth = 0;
+  for (size_t i = 0; i < alt.size(); ++i) {
+    char c = alt[i];
+    if (c == '(' || c == '[') { end_run(); ++depth; continue; }
+    if (c == ')' || c == ']') { --depth; continue; }
+    if (depth > 0) continue;
+    if (c == '?' || c == '*' || c == '{') {  // the previous character is optional
+      if (!run.empty()) run.pop_back();
+      end_run();
+      continue;
+    }
+    if (c == '\\' && i + 1 < alt.size()) {
+      char e = alt[++i];
+      if (std::isalnum(static_cast<unsigned char>(e))) { end_run(); continue; }  // \d, \s, \b ...
+      run += e;
+      continue;
+    }
+    if (std::string("^$.+").find(c) != std::string::npos) { end_run(); continue; }
+    run += c;
+  }
+  end_run();
+  return best;
+}
+
+}  // namespace
+
+std::vector<std::string> RequiredLiterals(const std::string& pattern) {
+  std::vector<std::string> out;
+  for (const auto& alt : TopLevelAlternatives(pattern)) {
+    std::string lit = LongestLiteral(alt);
+    if (lit.size() < 3) return {};
+    out.push_back(lit);
+  }
+  return out;
 }
 
 const char* LeverTypeName(LeverType type) {

@@ -88,6 +88,9 @@ struct Signature {
   FailureKind kind = FailureKind::kUnknown;
   std::string pattern;
   std::regex regex;
+  // Literals of which a matching line contains at least one (empty: no cheap pre-check), so
+  // that the regex runs only on candidate lines of long logs.
+  std::vector<std::string> literals;
   std::string hint;
   bool infrastructure = false;
   bool before_training = false;
@@ -115,6 +118,10 @@ Result<ObjectiveSpec> ParseObjective(const std::string& text, const std::string&
 Result<TriageSpec> ParseTriage(const std::string& text, const std::string& source);
 
 const char* LeverTypeName(LeverType type);
+
+// The literal pre-check of a regex: for each top-level alternative its longest run of plain
+// characters; empty when some alternative has no run of 3 or more.
+std::vector<std::string> RequiredLiterals(const std::string& pattern);
 nlohmann::json ConditionToJson(const Condition& c);
 
 }  // namespace attune::megatron

@@ -186,7 +186,7 @@ class Parser {
  public:
   LogParse Run(std::string_view log) {
     for (const auto& line : SplitLogLines(log)) Line(line);
-    Finish(true);
+    Finish();
     return std::move(out_);
   }
 
@@ -199,7 +199,7 @@ class Parser {
       out_.training_started = true;
     }
     if (IsIterationStart(t)) {
-      Finish(false);
+      Finish();
       open_ = OpenRecord{t, line.source, line.number, 0};
       timer_block_ = false;
       return;
@@ -213,7 +213,7 @@ class Parser {
     if (t.find("memory (MB)") != std::string::npos) ParseMemory(t, &out_);
     if (t.find("time across ranks (ms)") != std::string::npos) { timer_block_ = true; return; }
     if (StartsWith(t, "time (ms)") || timer_block_) {
-      Finish(false);
+      Finish();
       AttachTimers(t, timer_block_, &out_);
     }
   }
@@ -226,10 +226,11 @@ class Parser {
     return wrapped || missing_tail;
   }
 
-  void Finish(bool at_end) {
+  // A record that does not end with '|' was cut (end of log or a lost continuation): its last
+  // piece may hold a truncated number, so it is dropped.
+  void Finish() {
     if (!open_) return;
     bool truncated = open_->text.back() != '|';
-    (void)at_end;
     auto sample = ParseRecord(*open_, truncated);
     if (!sample) {
       out_.warnings.push_back("line " + std::to_string(open_->last_line) +

@@ -32,7 +32,12 @@ std::optional<Failure> MatchSignatures(const TriageSpec& spec, const std::vector
   for (const auto& sig : spec.signatures) {
     size_t limit = sig.before_training ? training : lines.size();
     for (size_t i = 0; i < limit; ++i) {
-      if (lines[i].text.empty() || !std::regex_search(lines[i].text, sig.regex)) continue;
+      const std::string& text = lines[i].text;
+      if (text.empty()) continue;
+      bool candidate = sig.literals.empty() ||
+                       std::any_of(sig.literals.begin(), sig.literals.end(),
+                                   [&](const std::string& l) { return text.find(l) != std::string::npos; });
+      if (!candidate || !std::regex_search(text, sig.regex)) continue;
       Failure f;
       f.kind = sig.kind;
       f.signature = sig.id;
@@ -141,12 +146,28 @@ Failure FromJobEnd(const std::vector<LogLine>& lines, const JobEnd& end) {
   return f;
 }
 
+bool Completed(const LogParse& parse, const std::vector<LogLine>& lines) {
+  if (!parse.iterations.empty()) {
+    const auto& last = parse.iterations.back();
+    if (last.train_iters > 0 && last.iteration >= last.train_iters) return true;
+  }
+  for (const auto& line : lines) {
+    if (line.text.rfind("[after training is done]", 0) == 0 || line.text.rfind("[exiting program", 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 Failure TriageLog(const TriageSpec& spec, std::string_view log, const JobEnd& end) {
   auto lines = SplitLogLines(log);
-  if (auto matched = MatchSignatures(spec, lines)) return *matched;
   LogParse parse = ParseMegatronLog(log);
+  // A clean exit after the last planned iteration is not a failure, whatever warnings the log
+  // holds (an exit code alone is not enough: `cmd | tee log` exits 0 even when cmd fails).
+  if (end.exit_code == 0 && Completed(parse, lines)) return Failure{};
+  if (auto matched = MatchSignatures(spec, lines)) return *matched;
   if (auto hang = DetectHang(spec, lines, parse, end)) return *hang;
   return FromJobEnd(lines, end);
 }

@@ -144,7 +144,8 @@ TEST_CASE("attune plugins lists the good test plugin from --plugin-path", "[cli]
   Outcome json = Attune(s, "plugins --json --plugin-path '" + dir + "'");
   REQUIRE(json.code == 0);
   bool found = false;
-  for (const auto& p : nlohmann::json::parse(json.out)["plugins"]) found |= p["name"] == "testgood";
+  nlohmann::json listed = nlohmann::json::parse(json.out);
+  for (const auto& p : listed["plugins"]) found |= p["name"] == "testgood";
   CHECK(found);
 }
 

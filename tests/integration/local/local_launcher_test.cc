@@ -129,6 +129,26 @@ TEST_CASE("a job whose submission was recorded but never started is unknown and 
   CHECK_THAT(*launcher->ReadLog(spec.name), Catch::Contains("ran once"));
 }
 
+TEST_CASE("a wrapper that was spawned but has not taken its lock yet reads as pending", "[local]") {
+  ScratchDir dir;
+  auto launcher = MakeLauncher(dir);
+  JobSpec spec = ShellJob(dir, "c1-slow-0", "echo started >> " + dir.File("starts"));
+  const std::string record = launcher->RecordDir(spec.name);
+  std::filesystem::create_directories(record);
+  REQUIRE(WriteJsonAtomically(record + "/submit.json",
+                              {{"name", spec.name}, {"log_path", spec.log_path}, {"devices", 1}})
+              .ok());
+  // This test process stands in for a live wrapper that is still starting.
+  REQUIRE(WriteJsonAtomically(record + "/spawn.json",
+                              {{"wrapper_pid", ::getpid()},
+                               {"wrapper_start_ticks", ProcessStartTicks(::getpid())}})
+              .ok());
+  CHECK(launcher->Poll(spec.name)->state == JobState::kPending);
+  CHECK(launcher->Submit(spec)->state == JobState::kPending);
+  Sleep(0.3);
+  CHECK(CountLines(dir.File("starts")) == 0);
+}
+
 TEST_CASE("a job's devices are exported and, with pin_cpus, its CPU affinity is limited",
           "[local]") {
   ScratchDir dir;

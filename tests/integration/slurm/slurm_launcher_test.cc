@@ -106,6 +106,25 @@ TEST_CASE("a new launcher finds a pending job by name, even without its record",
   CHECK(SlurmJobsNamed(name) == 1);
 }
 
+TEST_CASE("another campaign's job with the same name is never taken for ours", "[slurm]") {
+  EnsureSlurm();
+  // Campaign ids can repeat across campaign directories; the records directory tells them apart.
+  auto ours = MakeLauncher({{"state_dir", ScratchDir() + "/records-a"}});
+  auto theirs = MakeLauncher({{"state_dir", ScratchDir() + "/records-b"}});
+  std::string name = UniqueName("samename");
+  auto first = theirs->Submit(Spec(name, kSleep(1)));
+  REQUIRE(first.ok());
+  auto polled = ours->Poll(name);
+  REQUIRE(polled.ok());
+  CHECK(polled->state == JobState::kUnknown);
+  auto second = ours->Submit(Spec(name, kSleep(1)));
+  REQUIRE(second.ok());
+  CHECK(second->launcher_job_id != first->launcher_job_id);
+  CHECK(SlurmJobsNamed(name) == 2);
+  CHECK(WaitTerminal(*ours, name).launcher_job_id == second->launcher_job_id);
+  CHECK(WaitTerminal(*theirs, name).launcher_job_id == first->launcher_job_id);
+}
+
 TEST_CASE("a cancelled job reads as cancelled and is charged for the time it ran", "[slurm]") {
   EnsureSlurm();
   auto launcher = MakeLauncher();
@@ -184,7 +203,7 @@ TEST_CASE("an unreachable controller is reported as unavailable and nothing is s
     text.replace(at, 18, "SlurmctldPort=6899");
     out << text;
   }
-  auto launcher = MakeLauncher({{"slurm_conf", conf}});
+  auto launcher = MakeLauncher({{"slurm_conf", conf}, {"devices_per_node", 1}, {"max_nodes", 1}});
   std::string name = UniqueName("unreachable");
   auto refused = launcher->Submit(Spec(name, kSleep(1)));
   REQUIRE_FALSE(refused.ok());

@@ -189,3 +189,17 @@ TEST_CASE("heuristic config rejects unknown keys with the key's name", "[agents]
   REQUIRE_FALSE(c.ok());
   CHECK(c.status().message().find("with.min_gian") != std::string::npos);
 }
+
+TEST_CASE("a hungry move that is predicted not to fit comes paired with a memory saver",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(66.0);  // 82% used: dropping recompute (+35%) would not fit
+  for (auto& lever : view.levers) {
+    if (lever.id == "recompute") lever.expected_speed = -0.25;
+  }
+  Proposal p = Ask(view);
+  REQUIRE_FALSE(p.done);
+  CHECK(p.changes.size() == 2);
+  CHECK(Changes(p, "--recompute-granularity"));
+  CHECK(MemoryPrior(view, p.lever_id) < 0);
+  CHECK(p.meta["pair_source"] == "predicted");
+}

@@ -38,3 +38,21 @@ TEST_CASE("missing or unrelated lesson text gives no priors", "[agents][lessons]
   CHECK(ParseLessons("").empty());
   CHECK(ParseLessons("we tuned things and it went well\neffect: +5%\n").empty());
 }
+
+TEST_CASE("lessons exported by the report step are read, n/a effects skipped",
+          "[agents][lessons]") {
+  const char* text =
+      "# Lessons from campaign abc\n\n"
+      "stack: megatron\n"
+      "speedup: 1.31x\n\n"
+      "## Tried\n\n"
+      "- lever: micro_batch_size effect: +11.2% outcome: new_leader change: "
+      "`--micro-batch-size: 1 -> 2` — peak 30 of 80 GiB\n"
+      "- lever: tensor_parallel effect: n/a outcome: failed change: "
+      "`--tensor-model-parallel-size: 2 -> 1` — oom: CUDA out of memory\n"
+      "- lever: overlap_grad_reduce effect: -0.4% outcome: within_noise change: `x` — y\n";
+  auto priors = ParseLessons(text);
+  CHECK(priors["micro_batch_size"].effect == Approx(0.112));
+  CHECK(priors.count("tensor_parallel") == 0);
+  CHECK(priors["overlap_grad_reduce"].effect == Approx(-0.004));
+}

@@ -88,3 +88,21 @@ TEST_CASE("a failed move bans its lever's change but not the companion that came
   CHECK(attune::agents::AlreadyTried(
       tried, view.leader, {{"--tensor-model-parallel-size", std::nullopt, "2"}}));
 }
+
+TEST_CASE("a recipe lost to an infrastructure failure may be proposed once more",
+          "[agents][history]") {
+  attune::CampaignView view = attune::testing::MakeView(30.0);
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = "micro_batch_size";
+  r.changes = {{"--micro-batch-size", "1", "2"}};
+  r.outcome = "failed";
+  r.failure = attune::Failure{attune::FailureKind::kNodeFailure, "x", "", 0, "", true};
+  view.history.push_back(r);
+  CHECK_FALSE(attune::agents::AlreadyTried(attune::agents::CollectTried(view), view.leader,
+                                           r.changes));
+  r.candidate_id = "c002";
+  view.history.push_back(r);
+  CHECK(attune::agents::AlreadyTried(attune::agents::CollectTried(view), view.leader, r.changes));
+}

@@ -140,6 +140,17 @@ TEST_CASE("event keys sort numerically by seq", "[log][format]") {
   CHECK(log::EventKey("c", UINT64_MAX) < log::EventKeyUpperBound("c"));
 }
 
+TEST_CASE("a background-synced watermark is complete after close", "[log]") {
+  TempDir tmp;
+  auto options = FixedClockOptions();
+  options.watermark_sync_interval_ms = -1;
+  testing::WriteTicks(tmp.path(), 30, options);
+  auto report = VerifyEventLog(tmp.path());
+  REQUIRE(report.ok());
+  CHECK(report->problems.empty());
+  CHECK(report->acknowledged == 30);
+}
+
 TEST_CASE("a batched watermark still gives a verified log after a clean close", "[log]") {
   TempDir tmp;
   auto options = FixedClockOptions();

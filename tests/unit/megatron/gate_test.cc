@@ -244,3 +244,22 @@ TEST_CASE("LegalMoves is deterministic", "[megatron][moves]") {
 
 }  // namespace
 }  // namespace attune::megatron
+
+namespace attune::megatron {
+namespace {
+
+TEST_CASE("every lever of the catalog is proposed from at least one reference recipe", "[megatron][moves]") {
+  std::set<std::string> proposed;
+  for (const auto& cluster : {H100(), B200()}) {
+    for (const auto& [name, recipe] : MoveRecipes()) {
+      for (const auto& m : Stack().LegalMoves(recipe, cluster)) proposed.insert(m.lever_id);
+    }
+  }
+  for (const auto& lever : Stack().Levers()) {
+    INFO(lever.id);
+    CHECK(proposed.count(lever.id) == 1);
+  }
+}
+
+}  // namespace
+}  // namespace attune::megatron

@@ -195,3 +195,18 @@ TEST_CASE("selective recompute refuses a method; full needs layers within the st
 
 }  // namespace
 }  // namespace attune::megatron
+
+namespace attune::megatron {
+namespace {
+
+TEST_CASE("triage regexes get a literal pre-check only when every alternative has one", "[megatron][knowledge]") {
+  CHECK(RequiredLiterals("CUDA out of memory|OutOfMemoryError") ==
+        std::vector<std::string>{"CUDA out of memory", "OutOfMemoryError"});
+  CHECK(RequiredLiterals("Cuda failure( 2)? 'out of memory'") == std::vector<std::string>{" 'out of memory'"});
+  CHECK(RequiredLiterals("NCCL Error \\d+:|exitcode\\s*:\\s*-9\\b") == std::vector<std::string>{"NCCL Error ", "exitcode"});
+  CHECK(RequiredLiterals("a|\\d+").empty());
+  CHECK(RequiredLiterals("colou?r") == std::vector<std::string>{"colo"});
+}
+
+}  // namespace
+}  // namespace attune::megatron

@@ -153,3 +153,17 @@ TEST_CASE("every recipe the tests build round-trips", "[megatron][launch]") {
 
 }  // namespace
 }  // namespace attune::megatron
+
+namespace attune::megatron {
+namespace {
+
+TEST_CASE("a launch under srun imports and reports the srun words", "[megatron][launch]") {
+  std::vector<std::string> unknown;
+  Recipe r = Import("srun -N 2 --ntasks-per-node=1 torchrun --nnodes 2 --nproc-per-node 4 pretrain_gpt.py --micro-batch-size 1", &unknown);
+  CHECK(r.topology.WorldSize() == 8);
+  CHECK(GetValue(r, "--micro-batch-size") == "1");
+  CHECK(Contains(unknown, "srun (before the launcher; ignored)"));
+}
+
+}  // namespace
+}  // namespace attune::megatron

@@ -251,3 +251,60 @@ TEST_CASE("a compute-bound run reports its model FLOPs utilisation", "[megatron]
 
 }  // namespace
 }  // namespace attune::megatron
+
+namespace attune::megatron {
+namespace {
+
+TEST_CASE("a finished run with a clean exit is no failure even with errors in its start-up text", "[megatron][triage]") {
+  std::string log =
+      "UserWarning: ValueError was raised and handled while probing a kernel\n"
+      "training ...\n"
+      " iteration       20/      20 | elapsed time per iteration (ms): 100.0 | lm loss: 5.0 | number of skipped iterations:   0 | number of nan iterations:   0 |\n";
+  CHECK(Stack().Triage(log, JobEnd{0, "succeeded", 30}).kind == FailureKind::kNone);
+  // `torchrun ... | tee` exits 0 even when training died: the log decides.
+  std::string died = "training ...\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+  CHECK(Stack().Triage(died, JobEnd{0, "succeeded", 30}).kind == FailureKind::kIllegalMemory);
+}
+
+TEST_CASE("a bigscience-style log in seconds measures in seconds", "[megatron][measure]") {
+  Recipe recipe = testing::With(DenseRecipe(), "--seq-length", "2048");
+  recipe.topology = Topology{48, 8, ""};
+  LogParse parse = Stack().ParseLog(ReadFile(SharedLogs() + "/megatron_iter_010.log"));
+  auto m = Stack().Measure(parse, recipe);
+  REQUIRE(m.ok());
+  CHECK(m->iterations_used == 11);  // a mid-run excerpt: nothing is warm-up
+  CHECK(m->step_time_s == Approx(106.33));
+  CHECK(m->tokens_per_s_per_gpu == Approx(2048.0 * 2048 / 106.33 / 384));
+}
+
+}  // namespace
+}  // namespace attune::megatron
+
+namespace attune::megatron {
+namespace {
+
+TEST_CASE("configuration errors raised in the first iteration are config errors", "[megatron][triage]") {
+  std::string log =
+      "training ...\n[before the start of training step] datetime: 2026-08-22 12:00:00.000000 \n"
+      "Traceback (most recent call last):\n"
+      "AssertionError: First dimension of the tensor should be divisible by tensor parallel size\n";
+  Failure f = Stack().Triage(log, JobEnd{1, "failed", 120});
+  CHECK(f.kind == FailureKind::kConfigError);
+  CHECK(f.signature == "first_iteration_config_error");
+  CHECK(f.line == 4);
+}
+
+}  // namespace
+}  // namespace attune::megatron
+
+namespace attune::megatron {
+namespace {
+
+TEST_CASE("a job that never logs an iteration for long is a hang at start-up", "[megatron][triage]") {
+  std::string log = "using world size: 16\ntraining ...\n";
+  CHECK(Stack().Triage(log, JobEnd{-1, "timed_out", 3600}).kind == FailureKind::kHang);
+  CHECK(Stack().Triage(log, JobEnd{-1, "timed_out", 600}).kind == FailureKind::kTimeLimit);
+}
+
+}  // namespace
+}  // namespace attune::megatron

@@ -32,6 +32,15 @@ def main():
     no_throughput = iteration_records(run(TINY + ['--train-iters', '1']).stdout)
     check(len(no_throughput) == 1 and no_throughput[0]['tflops'] is None,
           'throughput must only be printed with --log-throughput')
+    # Two data-parallel ranks share one stdout: every line must still be whole (one write per
+    # line, even under PYTHONUNBUFFERED=1).
+    for _ in range(2):
+        dp_out = run(TINY, env={'PYTHONUNBUFFERED': '1'}, nproc=2).stdout
+        dp_records = iteration_records(dp_out)
+        check([int(r['it']) for r in dp_records] == [1, 2, 3, 4],
+              'data-parallel run: iteration lines broken or missing:\n' + dp_out)
+        check(all(MEMORY_RE.match(line) for line in dp_out.splitlines()
+                  if line.startswith('[Rank ')), 'data-parallel run: broken memory line')
     print('ok')
 
 

@@ -82,6 +82,20 @@ TEST_CASE("a fresh launcher finds the jobs of an earlier one and keeps the clock
   CHECK(second.ReadLog("camp-3-9")->empty());
 }
 
+TEST_CASE("a lost clock file is recovered from the finished jobs' records", "[sim][launcher]") {
+  testing::TempDir dir;
+  std::string state = dir.str() + "/sim";
+  double end = 0;
+  {
+    SimLauncher first(Cluster(), state);
+    REQUIRE(first.Submit(testing::Spec("camp-6-1", testing::SmallGpt(), dir.str())).ok());
+    end = *first.Poll("camp-6-1")->end_time;
+  }
+  std::filesystem::remove(state + "/clock");
+  SimLauncher second(Cluster(), state);
+  CHECK(second.Now() == end);
+}
+
 TEST_CASE("the same seed and job name give the same log; another name other timings", "[sim][launcher]") {
   testing::TempDir a, b;
   SimLauncher one(Cluster(), a.str() + "/sim");

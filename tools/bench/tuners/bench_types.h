@@ -19,8 +19,9 @@ struct BenchOptions {
   std::vector<std::string> agents = {"heuristic", "random", "grid"};
   int seeds = 3;
   std::optional<double> budget_gpu_hours; // default: each workflow's own budget
-  int depth = 3;                          // exhaustive search: moves from the baseline
-  int max_states = 4000;                  // exhaustive search: recipes evaluated at most
+  int depth = 4;                          // exhaustive search: moves from the baseline
+  int max_states = 6000;                  // exhaustive search: recipes evaluated at most
+  int beam = 40;                          // exhaustive search: recipes expanded per level
   std::string out_dir = "/tmp/attune-tuner-bench";
   std::vector<std::string> plugin_paths;
   std::string data_dir;                   // stacks/, skill/, workflows/
@@ -37,6 +38,7 @@ struct SpaceResult {
   int feasible = 0;
   int depth = 0;
   bool truncated = false;    // hit max_states before exhausting the depth
+  bool beamed = false;       // some level had more feasible recipes than the beam kept
 };
 
 // One campaign, as read back from its event log.
@@ -52,6 +54,7 @@ struct CampaignOutcome {
   double gpu_hours_charged = 0;
   int jobs = 0;
   int failed_jobs = 0;
+  int recipe_failures = 0;              // failed jobs not blamed on infrastructure (OOM, config)
   int candidates = 0;
   int refused = 0;
 };

@@ -113,6 +113,7 @@ CampaignOutcome ReadOutcome(const std::vector<json>& events, const Recipe& basel
                     d["failure"].value("kind", "none") != "none";
       std::string state = d.value("status", json::object()).value("state", "");
       if (failed || (state != "succeeded" && !state.empty())) ++out.failed_jobs;
+      if (failed && !d["failure"].value("infrastructure", false)) ++out.recipe_failures;
       if (!baseline_seen && job_candidate[d.value("job", "")] == "baseline") {
         baseline_seen = true;
         t.Observe(space.baseline_tps, space.best_tps, &out);

@@ -4,8 +4,8 @@
 // and several seeds. Not a test: it prints a markdown table (and writes outcomes.json).
 //
 //   tuner_bench --attune build/bin/attune [--workflow workflows/examples/sim-x.yaml ...]
-//               [--agents heuristic,random,grid] [--seeds 3] [--budget GPUH] [--depth 3]
-//               [--max-states 4000] [--grid-space JSON] [--out DIR] [--plugin-path DIR]
+//               [--agents heuristic,random,grid] [--seeds 3] [--budget GPUH] [--depth 4]
+//               [--beam 40] [--max-states 6000] [--grid-space JSON] [--out DIR] [--plugin-path DIR]
 //               [--exhaustive-only]
 #include <algorithm>
 #include <filesystem>
@@ -56,8 +56,9 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
       "agents", po::value<std::string>()->default_value("heuristic,random,grid"), "agents")(
       "seeds", po::value<int>()->default_value(3), "seeds per agent")(
       "budget", po::value<double>(), "GPU-hours per campaign (default: the workflow's)")(
-      "depth", po::value<int>()->default_value(3), "exhaustive search depth")(
-      "max-states", po::value<int>()->default_value(4000), "exhaustive search cap")(
+      "depth", po::value<int>()->default_value(4), "reference search depth (moves)")(
+      "beam", po::value<int>()->default_value(40), "reference search: recipes expanded per level")(
+      "max-states", po::value<int>()->default_value(6000), "reference search: recipes at most")(
       "grid-space", po::value<std::string>(), "JSON {key: [values]} for the grid agent")(
       "out", po::value<std::string>()->default_value("/tmp/attune-tuner-bench"), "work dir")(
       "plugin-path", po::value<std::vector<std::string>>(), "plugin directory (repeatable)")(
@@ -91,6 +92,7 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
   if (vm.count("budget")) o->budget_gpu_hours = vm["budget"].as<double>();
   o->depth = vm["depth"].as<int>();
   o->max_states = vm["max-states"].as<int>();
+  o->beam = vm["beam"].as<int>();
   o->out_dir = vm["out"].as<std::string>();
   o->campaign_timeout_s = vm["timeout"].as<int>();
   if (vm.count("plugin-path")) o->plugin_paths = vm["plugin-path"].as<std::vector<std::string>>();
@@ -164,7 +166,7 @@ int main(int argc, char** argv) {
       std::cerr << "tuner_bench: " << wf << ": " << evaluator.status().message() << "\n";
       return 1;
     }
-    SpaceResult space = SearchSpace(evaluator->get(), scenario->recipe, o.depth, o.max_states);
+    SpaceResult space = SearchSpace(evaluator->get(), scenario->recipe, o.depth, o.max_states, o.beam);
     spaces[stem] = space;
     std::cerr << stem << ": exhaustive best " << space.best_tps << " vs baseline "
               << space.baseline_tps << " tok/s/GPU over " << space.evaluated << " recipes ("

@@ -5,8 +5,9 @@
 //   of best            mean of final throughput ÷ the exhaustive best
 //   GPU-h to 90%       median over seeds of the GPU-hours charged when the leader first reached
 //                      90% of the best (seeds that never did count as infinite; "n/N" reached)
-//   failed             failed jobs ÷ all jobs, over all seeds
-// Targets checked for the heuristic: ≥ 90% of best, ≤ 25% of random's GPU-h to 90%, < 10% failed.
+//   failed             failed jobs ÷ all jobs, over all seeds; in brackets the share the
+//                      recipe caused (OOM, config error), without injected infrastructure faults
+// Targets checked for the heuristic: ≥ 90% of best, ≤ 25% of random's GPU-h to 90%, < 10% failed (recipe-caused).
 #ifndef ATTUNE_TOOLS_BENCH_TUNERS_REPORT_TABLE_H_
 #define ATTUNE_TOOLS_BENCH_TUNERS_REPORT_TABLE_H_
 
@@ -26,6 +27,7 @@ struct AgentRow {
   double median_gpuh_to_90 = -1;  // -1: the median seed never reached it
   double mean_gpuh_spent = 0;
   double failed_share = 0;
+  double recipe_failed_share = 0;  // failures that are the recipe's fault (OOM, config errors)
   double mean_candidates = 0;
 };
 

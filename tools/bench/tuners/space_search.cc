@@ -2,7 +2,6 @@
 #include "space_search.h"
 
 #include <algorithm>
-#include <deque>
 #include <filesystem>
 #include <set>
 
@@ -101,39 +100,48 @@ std::optional<double> Evaluator::TokensPerS(const Recipe& recipe) {
   return tps;
 }
 
-SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth, int max_states) {
+SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth, int max_states,
+                        int beam) {
   SpaceResult r;
   std::set<std::string> seen{RecipeId(baseline)};
-  std::deque<std::pair<Recipe, int>> queue{{baseline, 0}};
   std::optional<double> base = evaluator->TokensPerS(baseline);
   r.baseline_tps = base.value_or(0);
   r.best_tps = r.baseline_tps;
   r.evaluated = 1;
   r.feasible = base ? 1 : 0;
-  while (!queue.empty()) {
-    auto [recipe, d] = queue.front();
-    queue.pop_front();
-    r.depth = std::max(r.depth, d);
-    if (d >= depth) continue;
-    for (const Move& m : evaluator->stack().LegalMoves(recipe, evaluator->cluster())) {
-      Recipe next = recipe;
-      if (!ApplyChanges(&next, m.changes).ok()) continue;
-      if (!seen.insert(RecipeId(next)).second) continue;
-      if (!evaluator->stack().CheckObjective(baseline, next).pass) continue;
-      if (r.evaluated >= max_states) {
-        r.truncated = true;
-        return r;
+  std::vector<std::pair<double, Recipe>> level{{r.baseline_tps, baseline}};
+  for (int d = 1; d <= depth && !level.empty(); ++d) {
+    std::vector<std::pair<double, Recipe>> next_level;
+    for (const auto& [tps_from, recipe] : level) {
+      for (const Move& m : evaluator->stack().LegalMoves(recipe, evaluator->cluster())) {
+        Recipe next = recipe;
+        if (!ApplyChanges(&next, m.changes).ok()) continue;
+        if (!seen.insert(RecipeId(next)).second) continue;
+        if (!evaluator->stack().CheckObjective(baseline, next).pass) continue;
+        if (r.evaluated >= max_states) {
+          r.truncated = true;
+          return r;
+        }
+        ++r.evaluated;
+        std::optional<double> tps = evaluator->TokensPerS(next);
+        if (!tps) continue;  // a failing recipe is a dead end: moves from it are not explored
+        ++r.feasible;
+        if (*tps > r.best_tps) {
+          r.best_tps = *tps;
+          r.best_change = DescribeChanges(Diff(baseline, next));
+        }
+        next_level.emplace_back(*tps, next);
       }
-      ++r.evaluated;
-      std::optional<double> tps = evaluator->TokensPerS(next);
-      if (!tps) continue;  // a failing recipe is a dead end: moves from it are not explored
-      ++r.feasible;
-      if (*tps > r.best_tps) {
-        r.best_tps = *tps;
-        r.best_change = DescribeChanges(Diff(baseline, next));
-      }
-      queue.emplace_back(next, d + 1);
     }
+    r.depth = d;
+    // Keep the `beam` fastest recipes of this level as the roots of the next one.
+    std::stable_sort(next_level.begin(), next_level.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (static_cast<int>(next_level.size()) > beam) {
+      next_level.resize(beam);
+      r.beamed = true;
+    }
+    level = std::move(next_level);
   }
   return r;
 }

@@ -1,10 +1,11 @@
 // Copyright attune authors.
 //
-// The exhaustive reference for a scenario: every recipe reachable from the baseline in at most
-// `depth` legal moves (Stack::LegalMoves, each also passing the static gate against the
-// baseline), breadth first and de-duplicated by recipe id, each run once on the simulated
-// cluster with its noise turned off. The best throughput found is the bar the tuners are
-// measured against.
+// The reference for a scenario: a level-by-level search of the recipes reachable from the
+// baseline by legal moves (Stack::LegalMoves, each also passing the static gate against the
+// baseline), de-duplicated by recipe id, each run once on the simulated cluster with its noise
+// turned off. Level 1 is every single move from the baseline; each further level expands the
+// `beam` fastest recipes of the level before (exhaustive while a level has at most `beam`
+// feasible recipes). The best throughput found is the bar the tuners are measured against.
 //
 // The Evaluator runs one recipe through the real plugins (stack renders and parses; the sim
 // launcher runs the job in virtual time) and caches the result by recipe id.
@@ -58,7 +59,8 @@ class Evaluator {
   std::map<std::string, std::optional<double>> cache_;
 };
 
-SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth, int max_states);
+SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth, int max_states,
+                        int beam);
 
 // Default grid space: the keys the baseline's legal moves touch most, each with the baseline's
 // value and the values the moves propose (at most `max_keys` keys).

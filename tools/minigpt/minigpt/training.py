@@ -11,6 +11,7 @@ Throughput-only settings (micro-batch size, threads, data-parallel size, recompu
 change the floating-point summation order.
 """
 
+import datetime
 import gc
 import math
 import os
@@ -54,7 +55,6 @@ def _initialize(args):
     if args.world_size > 1:
         _print_rank_0(args, '> initializing torch distributed ...')
         backend = args.distributed_backend or ('nccl' if args.cuda else 'gloo')
-        import datetime
         dist.init_process_group(backend=backend, world_size=args.world_size, rank=args.rank,
                                 timeout=datetime.timedelta(minutes=args.distributed_timeout_minutes))
     _print_rank_0(args, '> initialized tensor model parallel with size 1')

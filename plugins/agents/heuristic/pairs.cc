@@ -1,0 +1,115 @@
+// Copyright attune authors.
+#include "pairs.h"
+
+#include <algorithm>
+#include <set>
+
+#include "history.h"
+
+namespace attune::agents {
+namespace {
+
+struct Hungry {
+  Move move;
+  double gain = 0;
+  double needed = 0;
+  std::string source;
+};
+
+bool IsOom(const CandidateRecord& r) {
+  return r.failure && r.failure->kind == FailureKind::kOom;
+}
+
+bool KeysDisjoint(const std::vector<Change>& a, const std::vector<Change>& b) {
+  for (const Change& x : a) {
+    for (const Change& y : b) {
+      if (x.key == y.key) return false;
+    }
+  }
+  return true;
+}
+
+// The OOMed changes re-based on the leader; empty when the leader already moved one of those
+// keys elsewhere.
+std::vector<Change> Rebase(const Recipe& leader, const std::vector<Change>& changes) {
+  std::vector<Change> out;
+  for (const Change& c : changes) {
+    std::optional<std::string> now = GetValue(leader, c.key);
+    if (now != c.from) return {};
+    out.push_back({c.key, now, c.to});
+  }
+  return out;
+}
+
+double NeededSaving(const CampaignView& v, const MoveEstimate& e, bool proven_oom) {
+  double capacity = v.cluster.device_memory_gib;
+  if (capacity <= 0 || !e.predicted_peak_gib) return -0.1;
+  double peak = proven_oom ? std::max(*e.predicted_peak_gib, capacity) : *e.predicted_peak_gib;
+  return kMemoryLimit * capacity / peak - 1;
+}
+
+std::vector<Hungry> OomHungry(const ScoringContext& relaxed) {
+  std::vector<Hungry> out;
+  std::set<std::string> seen;
+  const CampaignView& v = *relaxed.view;
+  for (auto r = v.history.rbegin(); r != v.history.rend(); ++r) {
+    if (!IsOom(*r) || relaxed.levers.count(r->lever_id) == 0) continue;
+    if (!seen.insert(DescribeChanges(r->changes)).second) continue;
+    Hungry h{Move{r->lever_id, Rebase(v.leader, r->changes), ""}, 0, 0, r->candidate_id};
+    if (h.move.changes.empty()) continue;
+    MoveEstimate e = EstimateMove(relaxed, h.move, 0);
+    h.gain = e.gain;
+    h.needed = NeededSaving(v, e, true);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::vector<Hungry> PredictedHungry(const ScoringContext& ctx,
+                                    const std::vector<MoveEstimate>& estimates) {
+  std::vector<Hungry> out;
+  for (const MoveEstimate& e : estimates) {
+    if (e.feasible || e.memory <= 0 || !e.predicted_peak_gib || e.gain <= 0) continue;
+    if (TouchesBanned(ctx.tried, e.move->changes)) continue;
+    // Only moves the memory prediction ruled out; a value at or above an OOM stays out.
+    if (e.note.find("ran out of memory") != std::string::npos) continue;
+    out.push_back({*e.move, e.gain, NeededSaving(*ctx.view, e, false), "predicted"});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<PairChoice> BestPair(const ScoringContext& ctx,
+                                   const std::vector<MoveEstimate>& estimates) {
+  ScoringContext relaxed = ctx;
+  relaxed.oom_at.clear();  // because a pair exists to lift exactly that limit
+  std::vector<Hungry> hungry = OomHungry(relaxed);
+  std::vector<Hungry> predicted = PredictedHungry(ctx, estimates);
+  hungry.insert(hungry.end(), predicted.begin(), predicted.end());
+  std::optional<PairChoice> best;
+  for (const Hungry& h : hungry) {
+    for (const MoveEstimate& s : estimates) {
+      if (!s.feasible || s.memory >= -0.02 || s.memory > h.needed) continue;
+      if (!KeysDisjoint(s.move->changes, h.move.changes)) continue;
+      std::vector<Change> both = s.move->changes;
+      both.insert(both.end(), h.move.changes.begin(), h.move.changes.end());
+      std::optional<Recipe> recipe = Apply(ctx.view->leader, both);
+      if (!recipe || ctx.tried.recipe_ids.count(RecipeId(*recipe)) > 0) continue;
+      double gain = s.speed + kPairConfidence * h.gain;
+      if (best && gain <= best->gain) continue;
+      best = PairChoice{&s, h.move, h.gain, h.needed, h.source, gain};
+    }
+  }
+  return best;
+}
+
+double UnlockValue(const ScoringContext& ctx) {
+  ScoringContext relaxed = ctx;
+  relaxed.oom_at.clear();
+  double best = 0;
+  for (const Hungry& h : OomHungry(relaxed)) best = std::max(best, h.gain);
+  return 0.5 * best;
+}
+
+}  // namespace attune::agents

@@ -1,0 +1,47 @@
+// Copyright attune authors.
+//
+// Pairs: how the heuristic gets a memory-hungry win that does not fit. A "hungry" change is
+//   (a) a change that ran out of memory (from history, re-based on the leader), or
+//   (b) a legal move whose predicted peak exceeds the memory limit (scoring.h).
+// A pair is one feasible memory-saving legal move (the "saver") together with a hungry change,
+// when the saver's predicted saving covers the hungry change's overshoot:
+//   (a) the OOM proves the peak reached at least the device memory, so the saver must bring it
+//       from max(predicted, device memory) to kMemoryLimit of the device memory;
+//   (b) from the predicted peak to kMemoryLimit.
+// The pair's expected gain is the saver's own speed plus kPairConfidence × the hungry change's
+// gain (it was valued as if it fitted; the confidence discount is for the memory prior).
+// This is the one way a change that failed comes back: never alone, only with its remedy, each
+// pair once (a pair is tried when its recipe is). Keys of the two must not overlap.
+#ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_PAIRS_H_
+#define ATTUNE_PLUGINS_AGENTS_HEURISTIC_PAIRS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scoring.h"
+
+namespace attune::agents {
+
+inline constexpr double kPairConfidence = 0.8;
+
+struct PairChoice {
+  const MoveEstimate* saver = nullptr;  // points into the `estimates` passed to BestPair
+  Move hungry;                          // changes re-based on the leader
+  double hungry_gain = 0;               // valued as if it fitted
+  double needed_saving = 0;             // relative memory change the saver must reach (< 0)
+  std::string source;                   // the candidate id that ran out of memory, or "predicted"
+  double gain = 0;
+};
+
+// The best pair, or std::nullopt. `estimates` are the untried legal moves from the leader.
+std::optional<PairChoice> BestPair(const ScoringContext& ctx,
+                                   const std::vector<MoveEstimate>& estimates);
+
+// Half the best gain among changes that ran out of memory: what a memory-saving move alone may
+// later let fit (half, because the change still has to be tried after the saver).
+double UnlockValue(const ScoringContext& ctx);
+
+}  // namespace attune::agents
+
+#endif  // ATTUNE_PLUGINS_AGENTS_HEURISTIC_PAIRS_H_

@@ -1,0 +1,188 @@
+// End to end: whole campaigns through RunCampaign with the real plugins (megatron stack, sim
+// launcher in virtual time, heuristic agent) and the real RocksDB log.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <streambuf>
+
+#include "campaign/campaign_state.h"
+#include "log/event_log.h"
+#include "steps/campaign_runner.h"
+
+namespace attune {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kWorkflow = std::string(ATTUNE_SOURCE_DIR) + "/tests/e2e/workflows/sim_campaign.yaml";
+
+// Counts lines written to it and requests a stop after `limit` of them (one line per event in
+// --json mode), so a campaign can be interrupted at an exact event.
+class StopAfterLines : public std::streambuf {
+ public:
+  StopAfterLines(std::atomic<bool>* stop, int limit) : stop_(stop), limit_(limit) {}
+  int lines() const { return lines_; }
+
+ protected:
+  int overflow(int c) override {
+    if (c == '\n' && ++lines_ >= limit_ && limit_ > 0) stop_->store(true);
+    return c;
+  }
+
+ private:
+  std::atomic<bool>* stop_;
+  int limit_;
+  int lines_ = 0;
+};
+
+fs::path FreshDir(const std::string& tag) {
+  fs::path root = fs::temp_directory_path() / ("attune_e2e_" + std::to_string(::getpid()) + "_" + tag);
+  fs::remove_all(root);
+  fs::create_directories(root);
+  return root / "e2e";  // same campaign id ("e2e") in every test, so job names and reports match
+}
+
+struct Run {
+  int exit_code = -1;
+  std::string err;
+};
+
+Run RunIt(const fs::path& dir, int stop_after_events = 0, const std::string& workflow = kWorkflow) {
+  std::atomic<bool> stop{false};
+  StopAfterLines counter(&stop, stop_after_events);
+  std::ostream out(&counter);
+  std::ostringstream err;
+  RunOptions o;
+  o.workflow_path = workflow;
+  o.campaign_dir = dir.string();
+  o.plugin_paths = {ATTUNE_PLUGIN_DIR};
+  o.json = true;
+  o.out = &out;
+  o.err = &err;
+  o.stop_requested = &stop;
+  o.ack_file = (dir.parent_path() / "acks").string();
+  return Run{RunCampaign(o), err.str()};
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CampaignState FoldDir(const fs::path& dir) {
+  EventLogOptions lo;
+  lo.read_only = true;
+  lo.create_if_missing = false;
+  auto log = EventLog::Open(dir.string(), lo);
+  REQUIRE(log.ok());
+  auto events = (*log)->ReadFrom(1);
+  REQUIRE(events.ok());
+  auto state = CampaignState::Fold(*events);
+  REQUIRE(state.ok());
+  return *state;
+}
+
+TEST_CASE("a sim campaign finds a leader faster than the baseline and reports it", "[e2e]") {
+  const fs::path dir = FreshDir("full");
+  Run r = RunIt(dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* f : {"RESULTS.md", "REPORT.md", "throughput.svg", "lessons.md"}) {
+    CHECK(fs::exists(dir / f));
+  }
+  CampaignState s = FoldDir(dir);
+  CHECK(s.finished);
+  CHECK(s.leader_id != "baseline");
+  REQUIRE(s.speedup.has_value());
+  CHECK(s.speedup->median > 1.03);
+  CHECK(s.InFlightJobs().empty());
+
+  // Budget arithmetic: the ledger's charge is exactly the jobs' device-hours, nothing reserved.
+  double sum = 0;
+  for (const auto& j : s.jobs) sum += j.charged_gpu_hours;
+  CHECK(s.ledger.charged == Approx(sum));
+  CHECK(s.ledger.reserved == Approx(0).margin(1e-9));
+  CHECK(s.ledger.charged <= s.ledger.total);
+
+  const std::string results = Slurp(dir / "RESULTS.md");
+  CHECK_THAT(results, Catch::Contains("| 1 | " + s.leader_id + " |"));
+  CHECK_THAT(Slurp(dir / "REPORT.md"), Catch::Contains("Ship **" + s.leader_id + "**"));
+
+  // The status view agrees with the fold.
+  auto status = CampaignStatusJson(dir.string());
+  REQUIRE(status.ok());
+  CHECK((*status)["leader"] == s.leader_id);
+  CHECK((*status)["state"] == "finished");
+  CHECK((*status)["budget"]["charged_gpu_hours"].get<double>() == Approx(sum));
+
+  // Every acknowledged event is in the log.
+  std::ifstream acks(dir.parent_path() / "acks");
+  uint64_t seq = 0, last = 0;
+  while (acks >> seq) last = seq;
+  CHECK(last == s.last_seq);
+
+  // Running a finished campaign again does nothing.
+  CHECK(RunIt(dir).exit_code == 0);
+  CHECK(FoldDir(dir).last_seq == s.last_seq);
+}
+
+TEST_CASE("a campaign stopped mid-way and resumed ends exactly as an uninterrupted one", "[e2e][replay]") {
+  const fs::path whole = FreshDir("whole");
+  REQUIRE(RunIt(whole).exit_code == 0);
+  const int total_events = static_cast<int>(FoldDir(whole).last_seq);
+
+  for (int k : {9, total_events / 2}) {
+    DYNAMIC_SECTION("stopped after " << k << " events") {
+      const fs::path split = FreshDir("split" + std::to_string(k));
+      Run first = RunIt(split, k);
+      INFO(first.err);
+      REQUIRE(first.exit_code == 3);
+      CampaignState paused = FoldDir(split);
+      CHECK(paused.paused);
+      CHECK_FALSE(paused.finished);
+      Run second = RunIt(split);
+      INFO(second.err);
+      REQUIRE(second.exit_code == 0);
+      for (const char* f : {"RESULTS.md", "REPORT.md", "throughput.svg", "lessons.md"}) {
+        INFO(f);
+        CHECK(Slurp(split / f) == Slurp(whole / f));
+      }
+      CampaignState a = FoldDir(whole), b = FoldDir(split);
+      CHECK(a.leader_id == b.leader_id);
+      CHECK(a.jobs.size() == b.jobs.size());
+      CHECK(a.ledger.charged == Approx(b.ledger.charged));
+    }
+  }
+}
+
+TEST_CASE("a campaign whose budget runs out stops submitting and still reports", "[e2e][budget]") {
+  const fs::path dir = FreshDir("budget");
+  // 8 GPUs × 1800 s reserves 4 GPU-hours per job; 13 GPU-hours fit three baseline runs and few more.
+  std::string text = Slurp(kWorkflow);
+  const std::string from = "gpu_hours: 40", to = "gpu_hours: 13";
+  text.replace(text.find(from), from.size(), to);
+  const fs::path wf = dir.parent_path() / "budget.yaml";
+  std::ofstream(wf) << text;
+  fs::copy_file(fs::path(kWorkflow).parent_path() / "llama8b_h100.yaml", dir.parent_path() / "llama8b_h100.yaml");
+  Run r = RunIt(dir, 0, wf.string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CampaignState s = FoldDir(dir);
+  CHECK(s.FindStep("tune")->outcome == "budget_exhausted");
+  CHECK(s.ledger.charged <= s.ledger.total);
+  double reserved_max = 0;
+  for (const auto& j : s.jobs) reserved_max = std::max(reserved_max, j.reserved_gpu_hours);
+  CHECK(s.ledger.Left() < reserved_max);  // nothing more would have fitted
+  CHECK(fs::exists(dir / "REPORT.md"));
+}
+
+}  // namespace
+}  // namespace attune
