@@ -28,7 +28,7 @@ packages=(
   librocksdb-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 libssl-dev
   python3 python3-torch python3-numpy libopenblas0-pthread
   clang
-  nodejs npm
+  nodejs
 )
 
 # run_step NAME COMMAND...: runs quietly into the step's log; on failure shows where and why.
@@ -53,6 +53,9 @@ missing_packages() {
       echo "${p}"
     fi
   done
+  # npm only when no npm is present: a NodeSource nodejs bundles its own, and Debian's npm
+  # package conflicts with it.
+  command -v npm >/dev/null || echo npm
 }
 
 install_packages() {

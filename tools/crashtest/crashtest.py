@@ -5,7 +5,7 @@ crash points, restarts it until the campaign finishes, and checks after every ru
   1. no acknowledged event was lost (the engine appends each acknowledged seq to --ack-file; after
      every kill the log must still hold at least that many events, and `attune verify` must pass);
   2. no job was submitted twice (launchers append every real submission to
-     <campaign>/launcher-submissions.log) and none is left in flight or forgotten;
+     <campaign>/<launcher dir>/submissions.log) and none is left in flight or forgotten;
   3. the GPU-hours charged equal the sum of the jobs' device hours;
   4. with the same seed, the final leader, RESULTS.md and REPORT.md are identical to an
      uninterrupted run (wall-clock timestamps aside).
@@ -116,11 +116,16 @@ class Suite:
             self.violation(where, f"log holds {count} events but seq {acked} was acknowledged")
 
     def submissions(self, campaign):
-        path = os.path.join(campaign, "launcher-submissions.log")
-        if not os.path.exists(path):
-            return []
-        with open(path) as f:
-            return [line.split()[0] for line in f if line.strip()]
+        """Every job the launchers really started: each keeps <campaign>/<its dir>/submissions.log."""
+        names = []
+        if not os.path.isdir(campaign):
+            return names
+        for entry in sorted(os.listdir(campaign)):
+            path = os.path.join(campaign, entry, "submissions.log")
+            if os.path.isfile(path):
+                with open(path) as f:
+                    names += [line.split()[0] for line in f if line.strip()]
+        return names
 
     def check_final(self, where, campaign, reference):
         names = self.submissions(campaign)

@@ -24,6 +24,12 @@ bool IsInfrastructureFailure(const CandidateRecord& record) {
 }
 
 bool BansItsChanges(const CandidateRecord& record) {
+  // A pair (two levers proposed together) is judged as a whole: its recipe is tried, but neither
+  // change alone is to blame for what the combination did.
+  const nlohmann::json& levers = record.agent_meta.is_object() && record.agent_meta.contains("levers")
+                                     ? record.agent_meta["levers"]
+                                     : nlohmann::json();
+  if (levers.is_array() && levers.size() > 1) return false;
   if (record.outcome == "refused" || record.outcome == "paired_loss_mismatch") return true;
   if (record.outcome != "failed") return false;
   return !IsInfrastructureFailure(record);

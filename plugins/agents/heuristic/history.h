@@ -14,7 +14,9 @@
 //    refused by the gate, failed for a reason that is the recipe's fault (not infrastructure), or
 //    failed the paired-loss check. Only the changes on the candidate's lever's own keys are
 //    blamed (all of them when the lever is unknown): a companion change such as
-//    env:CUDA_DEVICE_MAX_CONNECTIONS=1 that came along with a failed TP move stays usable.
+//    env:CUDA_DEVICE_MAX_CONNECTIONS=1 that came along with a failed TP move stays usable. A
+//    proposal of two levers together (agent_meta.levers has two entries) bans nothing: the
+//    combination is judged, not its parts.
 //
 // Pure functions of the view; deterministic. Thread-compatible.
 #ifndef ATTUNE_PLUGINS_AGENTS_HISTORY_H_

@@ -301,7 +301,24 @@ Result<JobStatus> LocalLauncher::SubmitLocked(const JobSpec& spec) {
   // (which would let a resubmission start a second one).
   json spawn = {{"wrapper_pid", *pid}, {"wrapper_start_ticks", ProcessStartTicks(*pid)}};
   ATTUNE_RETURN_IF_ERROR(WriteJsonAtomically(dir + "/" + kSpawnFile, spawn));
+  ATTUNE_RETURN_IF_ERROR(AppendSubmission(spec.name));
   return WaitUntilStarted(spec, *pid);
+}
+
+Status LocalLauncher::AppendSubmission(const std::string& name) const {
+  // An audit trail of every job this launcher really started, one name a line, appended after
+  // the spawn record is durable (a crash can drop a line, never add a false one). The kill -9
+  // suite reads it to prove that no job ever started twice.
+  std::string path = options_.state_dir + "/submissions.log";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Status::IoError("local launcher: cannot append to '" + path + "': " + std::strerror(errno));
+  }
+  std::string line = name + "\n";
+  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) return Status::IoError("local launcher: cannot write '" + path + "': " + std::strerror(errno));
+  return Status::Ok();
 }
 
 Result<JobStatus> LocalLauncher::WaitUntilStarted(const JobSpec& spec, pid_t wrapper_pid) {

@@ -75,6 +75,7 @@ class LocalLauncher : public Launcher {
   Result<JobStatus> SubmitLocked(const JobSpec& spec);
   Status ValidateSpec(const JobSpec& spec) const;
   Result<JobStatus> WaitUntilStarted(const JobSpec& spec, pid_t wrapper_pid);
+  Status AppendSubmission(const std::string& name) const;
   std::vector<std::string> WrapperArgv(const JobSpec& spec, const std::string& wrapper0) const;
   void ReapChildren();
 

@@ -185,7 +185,23 @@ Result<JobStatus> SimLauncher::Submit(const JobSpec& spec) {
     ATTUNE_RETURN_IF_ERROR(WriteAtomically(r.log_path, outcome.log));
   }
   ATTUNE_RETURN_IF_ERROR(Store(spec.name, r));
+  ATTUNE_RETURN_IF_ERROR(AppendSubmission(spec.name));
   return RunningView(r);
+}
+
+Status SimLauncher::AppendSubmission(const std::string& name) const {
+  // An audit trail of every job this launcher really started, one name a line, appended after
+  // the job's record is durable (so a crash can drop a line, never add a false one). The kill -9
+  // suite reads it to prove that no job ever started twice.
+  if (state_dir_.empty()) return Status::Ok();
+  std::string path = state_dir_ + "/submissions.log";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError("sim launcher: cannot append to '" + path + "': " + std::strerror(errno));
+  std::string line = name + "\n";
+  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) return Status::IoError("sim launcher: cannot write '" + path + "': " + std::strerror(errno));
+  return Status::Ok();
 }
 
 Result<JobStatus> SimLauncher::Poll(const std::string& name) {

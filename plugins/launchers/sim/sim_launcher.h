@@ -58,6 +58,7 @@ class SimLauncher : public Launcher {
   // The clock is at least the end of every job already reported finished.
   void RecoverClockFromRecords();
   JobStatus RunningView(const Record& record) const;
+  Status AppendSubmission(const std::string& name) const;
   std::string RecordPath(const std::string& name) const;
 
   ClusterSpec cluster_;

@@ -99,7 +99,9 @@ Found VppAtMostOne(const Recipe& r, const RecipeView&, const ClusterInfo&) {
 }
 
 Found VppRequiresPp(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
-  if (v.vpp <= 1) return std::nullopt;
+  // Megatron asserts PP > 1 whenever a virtual-pipeline flag is given, even one that works out
+  // to a single virtual stage.
+  if (v.vpp <= 1 && !v.vpp_layers && !v.vpp_stages) return std::nullopt;
   long min_pp = Has(r, "--no-overlap-p2p-communication") ? 3 : 2;
   if (v.pp >= min_pp) return std::nullopt;
   return "interleaved schedule (VPP " + S(v.vpp) + ") needs PP >= " + S(min_pp) + ", found PP " + S(v.pp) +

@@ -106,3 +106,19 @@ TEST_CASE("a recipe lost to an infrastructure failure may be proposed once more"
   view.history.push_back(r);
   CHECK(attune::agents::AlreadyTried(attune::agents::CollectTried(view), view.leader, r.changes));
 }
+
+TEST_CASE("a refused pair of levers bans neither change alone", "[agents][history]") {
+  attune::CampaignView view = attune::testing::MakeView(30.0);
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = "distributed_optimizer";
+  r.changes = {{"--use-distributed-optimizer", std::nullopt, ""},
+               {"--micro-batch-size", "1", "4"}};
+  r.outcome = "refused";
+  r.agent_meta = {{"levers", {"distributed_optimizer", "micro_batch_size"}}};
+  view.history.push_back(r);
+  auto tried = attune::agents::CollectTried(view);
+  CHECK(tried.banned.empty());
+  CHECK(attune::agents::AlreadyTried(tried, view.leader, r.changes));
+}

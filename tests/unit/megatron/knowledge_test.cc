@@ -122,6 +122,8 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
       {"par.uneven_split", {{"--pipeline-model-parallel-size", V("4")}, {"--decoder-first-pipeline-num-layers", V("6")}}},
       {"vpp.at_most_one", {{"--num-virtual-stages-per-pipeline-rank", V("2")}, {"--num-layers-per-virtual-pipeline-stage", V("8")}}},
       {"vpp.requires_pp", {{"--pipeline-model-parallel-size", V("1")}, {"--num-virtual-stages-per-pipeline-rank", V("2")}}},
+      // A flag that works out to one virtual stage is still refused with PP 1 (Megatron asserts).
+      {"vpp.requires_pp", {{"--pipeline-model-parallel-size", V("1")}, {"--num-layers-per-virtual-pipeline-stage", V("32")}}},
       {"vpp.layers_divisible", {{"--num-virtual-stages-per-pipeline-rank", V("3")}}},
       {"vpp.micro_batches", {{"--num-virtual-stages-per-pipeline-rank", V("2")}, {"--global-batch-size", V("4")}}},
       {"cp.seq_divisible", {{"--context-parallel-size", V("2")}, {"--pipeline-model-parallel-size", V("1")}, {"--seq-length", V("4098")}}},
