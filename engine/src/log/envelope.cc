@@ -69,6 +69,7 @@ bool ReadInt(std::string_view value, size_t* pos, int64_t* out) {
   size_t i = *pos + (negative ? 1 : 0), start = i;
   int64_t v = 0;
   for (; i < value.size() && std::isdigit(static_cast<unsigned char>(value[i])); ++i) {
+    if (i - start >= 18) return false;  // more digits than an int64 holds safely
     v = v * 10 + (value[i] - '0');
   }
   if (i == start) return false;
@@ -175,7 +176,8 @@ Result<EventRecord> DecodeEnvelope(std::string_view value) {
   size_t prev_at = value.rfind(kPrevMember);
   size_t hash_at = value.rfind(kHashMember);
   if (!ok || prev_at == std::string_view::npos || hash_at == std::string_view::npos ||
-      prev_at < pos || hash_at < prev_at || value.size() < hash_at + kHashMember.size() + 2) {
+      prev_at < pos || hash_at < prev_at + kPrevMember.size() + 1 ||
+      value.size() < hash_at + kHashMember.size() + 2) {
     return Status::Corruption("malformed envelope");
   }
   r.seq = static_cast<uint64_t>(seq);

@@ -2,6 +2,8 @@
 // reads. The byte format lives in envelope.cc, RocksDB specifics in rocks.cc.
 #include "log/event_log.h"
 
+#include "base/crash_point.h"
+
 #include <chrono>
 #include <filesystem>
 
@@ -264,7 +266,9 @@ Result<uint64_t> EventLog::Append(const std::vector<NewEvent>& events) {
   ATTUNE_ASSIGN_OR_RETURN(std::vector<EventRecord> records, m.Stamp(events, &batch));
   rocksdb::WriteOptions wo;
   wo.sync = true;
+  CrashPoint("log.append.before");
   Status written = log::FromRocks(m.db->Write(wo, &batch), "appending to " + m.dir);
+  CrashPoint("log.append.after");
   if (!written.ok()) {
     m.poisoned = Status::IoError(written.message() + "; the log is closed for writing, restart "
                                  "attune to recover from what is durable");

@@ -39,7 +39,7 @@ json StatusOf(const CampaignState& s) {
               {"state", s.finished ? "finished" : s.paused ? "paused" : "running_or_interrupted"},
               {"steps", steps},
               {"leader", s.leader_id},
-              {"leader_change", leader ? DescribeChanges(Diff(s.baseline, *leader->recipe)) : ""},
+              {"leader_change", leader && leader->recipe ? DescribeChanges(Diff(s.baseline, *leader->recipe)) : ""},
               {"speedup", q ? json(q->median) : json()},
               {"speedup_verified", q && q->pairs > 0},
               {"candidates", s.candidates.size()},

@@ -20,6 +20,47 @@ bool IsOom(const CandidateRecord& r) {
   return r.failure && r.failure->kind == FailureKind::kOom;
 }
 
+bool IsPair(const CandidateRecord& r) {
+  return r.agent_meta.is_object() && r.agent_meta.contains("levers") &&
+         r.agent_meta["levers"].is_array() && r.agent_meta["levers"].size() > 1;
+}
+
+bool Contains(const std::vector<Change>& all, const std::vector<Change>& part) {
+  for (const Change& p : part) {
+    bool found = false;
+    for (const Change& c : all) found = found || (c.key == p.key && c.to == p.to);
+    if (!found) return false;
+  }
+  return true;
+}
+
+// Pairs with this hungry change that already ran out of memory: how many, and the largest saving
+// (most negative relative change) their savers brought.
+struct FailedPairs {
+  int count = 0;
+  double best_saving = 0;
+};
+
+FailedPairs FailedPairsFor(const CampaignView& v, const std::vector<Change>& hungry) {
+  FailedPairs f;
+  for (const CandidateRecord& r : v.history) {
+    if (!IsOom(r) || !IsPair(r) || !Contains(r.changes, hungry)) continue;
+    ++f.count;
+    double saved = r.agent_meta.value("saver_memory", 0.0);
+    f.best_saving = std::min(f.best_saving, saved);
+  }
+  return f;
+}
+
+// Tightens what a saver must bring once pairs with the same hungry change ran out of memory:
+// ten points more than the best saver that failed; none after two failures.
+std::optional<double> AfterFailedPairs(const CampaignView& v, const Hungry& h) {
+  FailedPairs f = FailedPairsFor(v, h.move.changes);
+  if (f.count == 0) return h.needed;
+  if (f.count >= 2) return std::nullopt;
+  return std::min(h.needed, f.best_saving - 0.1);
+}
+
 bool KeysDisjoint(const std::vector<Change>& a, const std::vector<Change>& b) {
   for (const Change& x : a) {
     for (const Change& y : b) {
@@ -53,7 +94,7 @@ std::vector<Hungry> OomHungry(const ScoringContext& relaxed) {
   std::set<std::string> seen;
   const CampaignView& v = *relaxed.view;
   for (auto r = v.history.rbegin(); r != v.history.rend(); ++r) {
-    if (!IsOom(*r) || relaxed.levers.count(r->lever_id) == 0) continue;
+    if (!IsOom(*r) || IsPair(*r) || relaxed.levers.count(r->lever_id) == 0) continue;
     if (!seen.insert(DescribeChanges(r->changes)).second) continue;
     Hungry h{Move{r->lever_id, Rebase(v.leader, r->changes), ""}, 0, 0, r->candidate_id};
     if (h.move.changes.empty()) continue;
@@ -89,8 +130,10 @@ std::optional<PairChoice> BestPair(const ScoringContext& ctx,
   hungry.insert(hungry.end(), predicted.begin(), predicted.end());
   std::optional<PairChoice> best;
   for (const Hungry& h : hungry) {
+    std::optional<double> needed = AfterFailedPairs(*ctx.view, h);
+    if (!needed) continue;
     for (const MoveEstimate& s : estimates) {
-      if (!s.feasible || s.memory >= -0.02 || s.memory > h.needed) continue;
+      if (!s.feasible || s.memory > -kMinSaving || s.memory > *needed) continue;
       if (!KeysDisjoint(s.move->changes, h.move.changes)) continue;
       std::vector<Change> both = s.move->changes;
       both.insert(both.end(), h.move.changes.begin(), h.move.changes.end());
@@ -98,7 +141,7 @@ std::optional<PairChoice> BestPair(const ScoringContext& ctx,
       if (!recipe || ctx.tried.recipe_ids.count(RecipeId(*recipe)) > 0) continue;
       double gain = s.speed + kPairConfidence * h.gain;
       if (best && gain <= best->gain) continue;
-      best = PairChoice{&s, h.move, h.gain, h.needed, h.source, gain};
+      best = PairChoice{&s, h.move, h.gain, *needed, h.source, gain};
     }
   }
   return best;

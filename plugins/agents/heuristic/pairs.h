@@ -11,7 +11,10 @@
 // The pair's expected gain is the saver's own speed plus kPairConfidence × the hungry change's
 // gain (it was valued as if it fitted; the confidence discount is for the memory prior).
 // This is the one way a change that failed comes back: never alone, only with its remedy, each
-// pair once (a pair is tried when its recipe is). Keys of the two must not overlap.
+// pair once (a pair is tried when its recipe is). Keys of the two must not overlap; a saver must
+// save at least kMinSaving. When a pair with a hungry change runs out of memory, the next saver
+// for it must save ten points more than that pair's saver did; after two such failures the hungry
+// change is not paired again.
 #ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_PAIRS_H_
 #define ATTUNE_PLUGINS_AGENTS_HEURISTIC_PAIRS_H_
 
@@ -24,6 +27,7 @@
 namespace attune::agents {
 
 inline constexpr double kPairConfidence = 0.8;
+inline constexpr double kMinSaving = 0.05;  // a saver that saves less is not credible
 
 struct PairChoice {
   const MoveEstimate* saver = nullptr;  // points into the `estimates` passed to BestPair

@@ -70,7 +70,7 @@ JobStatus StatusFromMarker(const JobRecord& record, const Marker& marker) {
 SlurmLauncher::SlurmLauncher(SlurmOptions options, std::string state_dir)
     : options_(std::move(options)),
       state_dir_(std::move(state_dir)),
-      owner_("attune:" + Sha256Hex(fs::absolute(state_dir_).lexically_normal().string())
+      owner_("attune:" + Sha256Hex(fs::weakly_canonical(fs::absolute(state_dir_)).string())
                              .substr(0, 12)),
       client_(options_) {
   cluster_.device_type = !options_.device_type.empty() ? options_.device_type

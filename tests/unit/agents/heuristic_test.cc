@@ -203,3 +203,23 @@ TEST_CASE("a hungry move that is predicted not to fit comes paired with a memory
   CHECK(MemoryPrior(view, p.lever_id) < 0);
   CHECK(p.meta["pair_source"] == "predicted");
 }
+
+TEST_CASE("after a pair runs out of memory the next saver for it must save more",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(66.0);
+  for (auto& lever : view.levers) {
+    if (lever.id == "recompute") lever.expected_speed = -0.25;
+  }
+  Proposal pair = Ask(view);
+  REQUIRE(pair.changes.size() == 2);
+  Record(&view, pair, "failed", FailureKind::kOom);
+  for (int i = 0; i < 5; ++i) {
+    Proposal p = Ask(view);
+    if (p.done) break;
+    if (p.changes.size() == 2 && p.meta.contains("saver_memory")) {
+      CHECK(p.meta["saver_memory"].get<double>() <
+            pair.meta["saver_memory"].get<double>() - 0.09);
+    }
+    Record(&view, p, "failed", FailureKind::kOom);
+  }
+}

@@ -158,8 +158,17 @@ nlohmann::json DefaultGridSpace(const Evaluator& evaluator, const Recipe& baseli
     if (std::find(list.begin(), list.end(), c.to) == list.end()) list.push_back(c.to);
     ++moves_per_key[c.key];
   }
+  // The classic sweep of framework grid tuners (micro-batch × parallel sizes × recompute) first,
+  // then the keys with the most moves.
+  static const std::vector<std::string> kPreferred = {
+      "--micro-batch-size", "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+      "--recompute-granularity"};
   std::vector<std::pair<int, std::string>> ranked;
-  for (const auto& [key, n] : moves_per_key) ranked.emplace_back(-n, key);
+  for (const auto& [key, n] : moves_per_key) {
+    auto pref = std::find(kPreferred.begin(), kPreferred.end(), key);
+    int rank = pref != kPreferred.end() ? static_cast<int>(pref - kPreferred.begin()) - 1000 : -n;
+    ranked.emplace_back(rank, key);
+  }
   std::sort(ranked.begin(), ranked.end());
   nlohmann::json space = nlohmann::json::object();
   for (int i = 0; i < std::min<int>(max_keys, static_cast<int>(ranked.size())); ++i) {

@@ -62,8 +62,9 @@ class Evaluator {
 SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth, int max_states,
                         int beam);
 
-// Default grid space: the keys the baseline's legal moves touch most, each with the baseline's
-// value and the values the moves propose (at most `max_keys` keys).
+// Default grid space: at most `max_keys` keys the baseline's legal moves touch, preferring
+// micro-batch size, TP, PP and recompute granularity (what framework grid tuners sweep), then
+// the keys with the most moves; each with the baseline's value and the values the moves propose.
 nlohmann::json DefaultGridSpace(const Evaluator& evaluator, const Recipe& baseline,
                                 int max_keys = 3);
 

@@ -1,0 +1,73 @@
+// Pure parts of the steps layer: job names, the step schema, `if:` values, status rendering.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "../campaign/campaign_fixtures.h"
+#include "steps/campaign_runner.h"
+#include "steps/job_driver.h"
+#include "steps/steps.h"
+
+namespace attune {
+namespace {
+
+using testing::LogBuilder;
+using nlohmann::json;
+
+TEST_CASE("job names are deterministic from campaign, candidate, pair and attempt", "[steps]") {
+  CHECK(JobName("camp", JobAsk{"c003", "candidate", 0, "tune"}, 1) == "camp-c003-1");
+  CHECK(JobName("camp", JobAsk{"baseline", "baseline", 0, "b"}, 2) == "camp-baseline-2");
+  CHECK(JobName("camp", JobAsk{"c003", "verify", 2, "v"}, 1) == "camp-verify-c003-p2-1");
+}
+
+TEST_CASE("the built-in step schema lists each kind's with: keys", "[steps]") {
+  WorkflowSchema s = BuiltinStepSchema();
+  CHECK(s.step_kinds.size() == 4);
+  CHECK(s.step_kinds.at("benchmark").count("repeats") == 1);
+  CHECK(s.step_kinds.at("tune").count("max_candidates") == 1);
+  CHECK(s.step_kinds.at("verify").count("repeats") == 1);
+  CHECK(s.step_kinds.at("report").empty());
+}
+
+TEST_CASE("if: values come from the folded state", "[steps]") {
+  LogBuilder b(1.0);
+  b.BaselineRun(1, 1000).Propose("c001", 1, "2").Gate("c001", true).Rank("c001", "new_leader", 1200, 1.2);
+  b.Add(events::kLeaderChanged, json{{"from", "baseline"}, {"to", "c001"}, {"reason", "faster"}});
+  auto v = ConditionValues(b.Fold());
+  CHECK(v.at("leader") == "c001");
+  CHECK(v.at("leader_changed") == true);
+  CHECK(v.at("candidates") == 1);
+  CHECK(v.at("failed_jobs") == 0);
+  CHECK(v.at("budget_spent_gpu_hours").get<double>() == Approx(0.2));
+  CHECK(v.at("budget_left_gpu_hours").get<double>() == Approx(0.8));
+}
+
+TEST_CASE("the human status names steps, leader, budget and jobs in flight", "[steps]") {
+  json status{{"campaign_id", "x"}, {"state", "paused"}, {"stack", "megatron"}, {"launcher", "sim"},
+              {"agent", "heuristic"},
+              {"steps", json::array({json{{"id", "baseline"}, {"status", "done"}, {"outcome", "done"}}})},
+              {"leader", "c002"}, {"leader_change", "--micro-batch-size: 1 -> 2"}, {"speedup", 1.25},
+              {"speedup_verified", false}, {"candidates", 3}, {"jobs", 5}, {"failed_jobs", 1},
+              {"jobs_in_flight", json::array({json{{"job", "x-c003-1"}, {"submitted", true}}})},
+              {"budget", {{"total_gpu_hours", 2.0}, {"charged_gpu_hours", 0.5},
+                          {"reserved_gpu_hours", 0.25}, {"left_gpu_hours", 1.25}}}};
+  std::ostringstream out;
+  PrintCampaignStatus(status, out);
+  const std::string text = out.str();
+  CHECK_THAT(text, Catch::Contains("campaign x (paused)"));
+  CHECK_THAT(text, Catch::Contains("step baseline"));
+  CHECK_THAT(text, Catch::Contains("leader c002 --micro-batch-size: 1 -> 2; speedup 1.250x"));
+  CHECK_THAT(text, Catch::Contains("0.5000 charged + 0.2500 reserved of 2.0000 GPU-hours; 1.2500 left"));
+  CHECK_THAT(text, Catch::Contains("in flight: x-c003-1"));
+}
+
+TEST_CASE("progress lines summarize events for people", "[steps]") {
+  CHECK(SummarizeEvent(events::kLeaderChanged, json{{"from", "baseline"}, {"to", "c001"}, {"reason", "faster"}}) ==
+        "leader baseline -> c001 (faster)");
+  CHECK_THAT(SummarizeEvent(events::kGateVerdict, json{{"candidate", "c002"}, {"pass", false},
+                                                       {"rule_id", "obj.lr"}, {"reason", "lr changed"}}),
+             Catch::Contains("refused by the gate: obj.lr: lr changed"));
+}
+
+}  // namespace
+}  // namespace attune
