@@ -16,10 +16,12 @@ double RelativeSpread(const std::vector<Measurement>& runs) {
 }
 
 double NoiseBand(double configured, const std::vector<Measurement>& runs) {
-  double band = std::max(configured, RelativeSpread(runs));
+  // Repeated runs are direct evidence of run-to-run noise; the within-run CV overstates it for a
+  // median (one slow iteration inflates the CV, not the median), so it only stands in when a
+  // single run is all there is.
+  if (runs.size() >= 2) return std::max(configured, RelativeSpread(runs));
+  double band = configured;
   for (const auto& m : runs) {
-    // Two standard errors of a median over n iterations with this CV: the band one run alone
-    // cannot resolve.
     if (m.iterations_used > 0) band = std::max(band, 2 * m.cv / std::sqrt(m.iterations_used));
   }
   return band;

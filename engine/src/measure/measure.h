@@ -13,10 +13,10 @@
 
 namespace attune {
 
-// The relative band within which two throughputs are not told apart: the larger of
-//   - the configured band (default 0.03),
-//   - the relative spread (max − min) ÷ median of the leader's repeated runs (≥ 2 runs), and
-//   - 2 × the standard error of one run's median: 2 × cv ÷ sqrt(iterations used), worst run.
+// The relative band within which two throughputs are not told apart: the larger of the
+// configured band (default 0.03) and
+//   - with ≥ 2 runs: the relative spread (max − min) ÷ median of the leader's repeated runs;
+//   - with one run: 2 × cv ÷ sqrt(iterations used), the band that run alone cannot resolve.
 // `runs` are the repeated runs of the leader (or of the baseline when the leader ran once).
 double NoiseBand(double configured, const std::vector<Measurement>& runs);
 

@@ -54,7 +54,6 @@ TriedSet CollectTried(const CampaignView& view) {
   tried.recipes_by_candidate["baseline"] = view.baseline;
   tried.recipe_ids.insert(RecipeId(view.baseline));
   tried.recipe_ids.insert(RecipeId(view.leader));
-  std::map<std::string, int> infra_failures;
   for (const CandidateRecord& record : view.history) {
     if (BansItsChanges(record)) {
       for (const Change& c : BlamedChanges(view, record)) {
@@ -71,9 +70,7 @@ TriedSet CollectTried(const CampaignView& view) {
     if (base_recipe == nullptr) continue;  // an unknown base: its recipe cannot be rebuilt
     std::optional<Recipe> recipe = Apply(*base_recipe, record.changes);
     if (!recipe) continue;
-    std::string id = RecipeId(*recipe);
-    // One infrastructure failure says nothing about the recipe: it may be proposed once more.
-    if (!IsInfrastructureFailure(record) || ++infra_failures[id] >= 2) tried.recipe_ids.insert(id);
+    tried.recipe_ids.insert(RecipeId(*recipe));
     if (!record.candidate_id.empty()) tried.recipes_by_candidate[record.candidate_id] = *recipe;
   }
   return tried;

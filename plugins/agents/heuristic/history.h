@@ -7,9 +7,9 @@
 // Rules (shared by every built-in agent):
 //  - Every candidate's full recipe is rebuilt from the baseline by following base_id links and
 //    applying its changes. The baseline, the leader and every candidate recipe count as tried,
-//    whatever the outcome (a pending or skipped candidate too: proposing it again would loop),
-//    except a recipe whose job failed for an infrastructure reason (node lost, NCCL timeout the
-//    stack blames on the cluster) only once: it may be proposed one more time.
+//    whatever the outcome (a pending or skipped candidate too: proposing it again would loop; the
+//    engine also refuses a repeated recipe as `engine.duplicate`, even after an infrastructure
+//    failure, so retrying those is the engine's business, not the agent's).
 //  - A change (key, to) is banned for the rest of the campaign when a candidate containing it was
 //    refused by the gate, failed for a reason that is the recipe's fault (not infrastructure), or
 //    failed the paired-loss check. Only the changes on the candidate's lever's own keys are

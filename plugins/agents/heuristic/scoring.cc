@@ -249,7 +249,11 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
       shape.strength;
   e.speed = base_speed > 0 ? base_speed * (1 + 0.35 * (shape.steps - 1)) : base_speed * shape.steps;
   e.speed += ShapeCorrection(ctx, move);
-  double base_memory = lever.expected_memory * shape.direction * shape.strength;
+  // A reverse move undoes the forward factor: if doubling TP keeps 65% of the memory, halving it
+  // needs 1/0.65 = 154%, not 135%.
+  double forward_memory = std::max(-0.9, lever.expected_memory * shape.strength);
+  double base_memory =
+      shape.direction > 0 ? forward_memory : 1 / (1 + forward_memory) - 1;
   // Memory a larger setting uses grows with the value (activations scale with micro-batch);
   // savings compound.
   e.memory = base_memory > 0 ? base_memory * (std::exp2(shape.steps) - 1)

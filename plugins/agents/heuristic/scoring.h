@@ -5,7 +5,8 @@
 // Direction. A lever's catalog priors (expected_speed, expected_memory) describe its FORWARD use:
 // setting a key that was absent (or none/auto/false/0), increasing a numeric value, or moving up a
 // known order (recompute: none < selective < full; CUDA graphs: none < local < transformer_engine).
-// The opposite is REVERSE: its speed and memory priors are negated. A categorical move between
+// The opposite is REVERSE: its speed prior is negated and its memory factor inverted (a forward
+// factor 1+m per step becomes 1/(1+m)). A categorical move between
 // two other values counts as forward at 0.7 strength.
 // Addresses. A forward move addresses the lever's non-memory diagnosis kinds; a reverse move none
 // of them. The memory kinds follow the move's own memory sign (catalogs list both directions):

@@ -40,10 +40,10 @@ void SyncDirectory(const std::string& dir) {
 }
 
 Json ToJson(const JobRecord& r) {
-  Json j = {{"name", r.name},         {"job_id", r.job_id},
-            {"job_dir", r.job_dir},   {"log_path", r.log_path},
-            {"marker_path", r.marker_path}, {"script_path", r.script_path},
-            {"devices", r.devices},   {"intent_time", r.intent_time}};
+  Json j = {
+      {"name", r.name},         {"job_id", r.job_id},           {"job_dir", r.job_dir},
+      {"log_path", r.log_path}, {"marker_path", r.marker_path}, {"script_path", r.script_path},
+      {"devices", r.devices},   {"intent_time", r.intent_time}};
   if (r.final_status) j["final_status"] = JobStatusToJson(*r.final_status);
   return j;
 }
@@ -66,7 +66,8 @@ Result<JobRecord> FromJson(const Json& j) {
     return r;
   } catch (const std::exception& e) {
     return Status::Corruption(std::string("expected fields name, job_id, job_dir, log_path, "
-                                          "marker_path, devices, intent_time: ") + e.what());
+                                          "marker_path, devices, intent_time: ") +
+                              e.what());
   }
 }
 
@@ -92,8 +93,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-Result<std::optional<JobRecord>> LoadRecord(const std::string& state_dir,
-                                            const std::string& name) {
+Result<std::optional<JobRecord>> LoadRecord(const std::string& state_dir, const std::string& name) {
   std::string path = RecordPath(state_dir, name);
   std::ifstream in(path);
   if (!in) return std::optional<JobRecord>();

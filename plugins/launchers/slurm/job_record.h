@@ -9,10 +9,9 @@
 #ifndef ATTUNE_PLUGINS_LAUNCHERS_SLURM_JOB_RECORD_H_
 #define ATTUNE_PLUGINS_LAUNCHERS_SLURM_JOB_RECORD_H_
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "attune/launcher.h"
 #include "attune/status.h"
@@ -21,13 +20,13 @@ namespace attune::slurm {
 
 struct JobRecord {
   std::string name;
-  std::string job_id;       // empty: sbatch was about to run (intent only)
+  std::string job_id;  // empty: sbatch was about to run (intent only)
   std::string job_dir;
   std::string log_path;
   std::string marker_path;  // the job's start/exit marker (see job_script.h)
   std::string script_path;
-  int devices = 0;          // what the engine asked for; charged when Slurm shows no GPUs
-  double intent_time = 0;   // Unix time the intent was written
+  int devices = 0;         // what the engine asked for; charged when Slurm shows no GPUs
+  double intent_time = 0;  // Unix time the intent was written
   // The last terminal status seen from Slurm: answers Poll after Slurm forgets the job.
   std::optional<JobStatus> final_status;
 };

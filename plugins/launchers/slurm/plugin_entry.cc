@@ -4,5 +4,4 @@
 #include "attune/plugin.h"
 #include "slurm_launcher.h"
 
-ATTUNE_PLUGIN(attune::PluginKind::kLauncher, "slurm", "0.1.0",
-              attune::slurm::CreateSlurmLauncher)
+ATTUNE_PLUGIN(attune::PluginKind::kLauncher, "slurm", "0.1.0", attune::slurm::CreateSlurmLauncher)

@@ -17,12 +17,12 @@
 namespace attune::slurm {
 
 struct ProcessResult {
-  int exit_code = -1;     // the exit status; -1 when killed by a signal (see `signal`)
-  int signal = 0;         // the terminating signal, 0 when it exited
-  bool timed_out = false; // we killed it at the deadline
+  int exit_code = -1;      // the exit status; -1 when killed by a signal (see `signal`)
+  int signal = 0;          // the terminating signal, 0 when it exited
+  bool timed_out = false;  // we killed it at the deadline
   std::string out;
   std::string err;
-  double seconds = 0;     // wall time it ran
+  double seconds = 0;  // wall time it ran
 };
 
 struct ProcessOptions {

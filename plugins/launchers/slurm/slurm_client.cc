@@ -102,15 +102,15 @@ Result<std::string> SlurmClient::Sbatch(const std::string& script_path,
 
 Result<std::vector<std::string>> SlurmClient::FindByName(const std::string& name,
                                                          const std::string& comment) const {
-  ATTUNE_ASSIGN_OR_RETURN(
-      ProcessResult r,
-      Run("squeue", {"--noheader", "--states=all", "--user=" + user_, "--name=" + name,
-                     "--format=%i|%k"}));
+  ATTUNE_ASSIGN_OR_RETURN(ProcessResult r,
+                          Run("squeue", {"--noheader", "--states=all", "--user=" + user_,
+                                         "--name=" + name, "--format=%i|%k"}));
   if (r.exit_code != 0 || r.timed_out) return Failure("squeue --name=" + name, r);
   std::vector<std::string> ids;
   for (const auto& line : Lines(r.out)) {
     auto bar = line.find('|');
-    if (bar != std::string::npos && line.substr(bar + 1) == comment) ids.push_back(line.substr(0, bar));
+    if (bar != std::string::npos && line.substr(bar + 1) == comment)
+      ids.push_back(line.substr(0, bar));
   }
   std::sort(ids.begin(), ids.end(), NumericLess);
   return ids;
@@ -141,9 +141,10 @@ Result<std::optional<SlurmJob>> SlurmClient::SacctByName(const std::string& name
                                                          const std::string& comment) const {
   ATTUNE_ASSIGN_OR_RETURN(
       ProcessResult r,
-      Run("sacct", {"--allocations", "--noheader", "--parsable2", "--user=" + user_,
-                    "--name=" + name, "--starttime=now-60days",
-                    "--format=JobID,JobName,State,ExitCode,Start,End,AllocTRES,NNodes,Reason,Comment"}));
+      Run("sacct",
+          {"--allocations", "--noheader", "--parsable2", "--user=" + user_, "--name=" + name,
+           "--starttime=now-60days",
+           "--format=JobID,JobName,State,ExitCode,Start,End,AllocTRES,NNodes,Reason,Comment"}));
   if (r.exit_code != 0 || r.timed_out) return Failure("sacct --name=" + name, r);
   std::optional<SlurmJob> newest;
   for (const auto& line : Lines(r.out)) {

@@ -60,8 +60,9 @@ JobStatus StatusFromMarker(const JobRecord& record, const Marker& marker) {
   s.state = JobState::kFailed;
   s.end_time = ModificationTime(record.log_path);
   if (!s.end_time) s.end_time = ModificationTime(record.marker_path);
-  s.reason = forgotten + "it started but left no exit marker: it was stopped by Slurm (time "
-                         "limit, cancel, node failure or preemption); the exact cause is lost";
+  s.reason = forgotten +
+             "it started but left no exit marker: it was stopped by Slurm (time "
+             "limit, cancel, node failure or preemption); the exact cause is lost";
   return s;
 }
 
@@ -70,8 +71,8 @@ JobStatus StatusFromMarker(const JobRecord& record, const Marker& marker) {
 SlurmLauncher::SlurmLauncher(SlurmOptions options, std::string state_dir)
     : options_(std::move(options)),
       state_dir_(std::move(state_dir)),
-      owner_("attune:" + Sha256Hex(fs::weakly_canonical(fs::absolute(state_dir_)).string())
-                             .substr(0, 12)),
+      owner_("attune:" +
+             Sha256Hex(fs::weakly_canonical(fs::absolute(state_dir_)).string()).substr(0, 12)),
       client_(options_) {
   cluster_.device_type = !options_.device_type.empty() ? options_.device_type
                          : options_.gpus_per_node > 0  ? "gpu"
@@ -171,7 +172,8 @@ Result<JobStatus> SlurmLauncher::StatusAfterPurge(const JobRecord& record) {
     return s;
   }
   s.state = JobState::kFailed;
-  s.reason = "slurm job " + record.job_id + " left the queue without starting (cancelled while "
+  s.reason = "slurm job " + record.job_id +
+             " left the queue without starting (cancelled while "
              "pending, or refused at launch) and the controller no longer knows it";
   return s;
 }
@@ -197,7 +199,8 @@ Result<JobRecord> SlurmLauncher::SubmitNew(const JobSpec& spec, const SlurmOptio
   auto id = client_.Sbatch(r.script_path, spec.launch.workdir);
   if (!id.ok()) {
     if (id.status().code() != StatusCode::kUnavailable) return id.status();
-    return id.status().WithContext("job '" + spec.name + "' may or may not be queued; the next "
+    return id.status().WithContext("job '" + spec.name +
+                                   "' may or may not be queued; the next "
                                    "Submit or Poll finds it by name");
   }
   r.job_id = *id;
@@ -253,8 +256,8 @@ Result<std::unique_ptr<Plugin>> CreateSlurmLauncher(const PluginContext& context
   }
   if (state_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
-    state_dir = (fs::path(tmp ? tmp : "/tmp") / ("attune-slurm-" + std::to_string(getuid())))
-                    .string();
+    state_dir =
+        (fs::path(tmp ? tmp : "/tmp") / ("attune-slurm-" + std::to_string(getuid()))).string();
   }
   return std::unique_ptr<Plugin>(new SlurmLauncher(std::move(options), std::move(state_dir)));
 }

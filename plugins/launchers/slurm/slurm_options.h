@@ -6,11 +6,10 @@
 #ifndef ATTUNE_PLUGINS_LAUNCHERS_SLURM_SLURM_OPTIONS_H_
 #define ATTUNE_PLUGINS_LAUNCHERS_SLURM_SLURM_OPTIONS_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attune/status.h"
 
@@ -25,12 +24,12 @@ struct SlurmOptions {
   int gpus_per_node = 0;
   int ntasks_per_node = 1;  // srun tasks per node (1: one launcher such as torchrun per node)
   int cpus_per_task = 0;    // 0: no --cpus-per-task line
-  std::vector<std::string> extra_sbatch;  // "--exclusive", "--constraint=h100", ...
+  std::vector<std::string> extra_sbatch;                 // "--exclusive", "--constraint=h100", ...
   std::vector<std::pair<std::string, std::string>> env;  // exported before srun
-  std::vector<std::string> prologue;      // shell lines run before srun (module load, ...)
-  bool use_srun = true;                   // false: run the entry point directly in the batch step
-  std::vector<std::string> srun_args;     // extra srun arguments
-  bool requeue = false;  // false adds --no-requeue: the engine decides retries, not Slurm
+  std::vector<std::string> prologue;   // shell lines run before srun (module load, ...)
+  bool use_srun = true;                // false: run the entry point directly in the batch step
+  std::vector<std::string> srun_args;  // extra srun arguments
+  bool requeue = false;          // false adds --no-requeue: the engine decides retries, not Slurm
   int master_port_base = 20000;  // MASTER_PORT = base + job id % master_port_span
   int master_port_span = 20000;
 

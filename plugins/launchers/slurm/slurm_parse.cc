@@ -132,18 +132,18 @@ std::optional<double> ParseSlurmTime(const std::string& text) {
 
 JobState MapSlurmState(const std::string& slurm_state) {
   static const std::map<std::string, JobState> kStates = {
-      {"PENDING", JobState::kPending},         {"REQUEUED", JobState::kPending},
-      {"REQUEUE_HOLD", JobState::kPending},    {"REQUEUE_FED", JobState::kPending},
-      {"RESV_DEL_HOLD", JobState::kPending},   {"CONFIGURING", JobState::kRunning},
-      {"RUNNING", JobState::kRunning},         {"COMPLETING", JobState::kRunning},
-      {"SUSPENDED", JobState::kRunning},       {"STOPPED", JobState::kRunning},
-      {"SIGNALING", JobState::kRunning},       {"STAGE_OUT", JobState::kRunning},
-      {"RESIZING", JobState::kRunning},        {"COMPLETED", JobState::kSucceeded},
-      {"FAILED", JobState::kFailed},           {"SPECIAL_EXIT", JobState::kFailed},
-      {"CANCELLED", JobState::kCancelled},     {"REVOKED", JobState::kCancelled},
-      {"DEADLINE", JobState::kTimedOut},       {"TIMEOUT", JobState::kTimedOut},
-      {"NODE_FAIL", JobState::kNodeFailure},   {"BOOT_FAIL", JobState::kNodeFailure},
-      {"PREEMPTED", JobState::kPreempted},     {"OUT_OF_MEMORY", JobState::kOutOfMemory},
+      {"PENDING", JobState::kPending},       {"REQUEUED", JobState::kPending},
+      {"REQUEUE_HOLD", JobState::kPending},  {"REQUEUE_FED", JobState::kPending},
+      {"RESV_DEL_HOLD", JobState::kPending}, {"CONFIGURING", JobState::kRunning},
+      {"RUNNING", JobState::kRunning},       {"COMPLETING", JobState::kRunning},
+      {"SUSPENDED", JobState::kRunning},     {"STOPPED", JobState::kRunning},
+      {"SIGNALING", JobState::kRunning},     {"STAGE_OUT", JobState::kRunning},
+      {"RESIZING", JobState::kRunning},      {"COMPLETED", JobState::kSucceeded},
+      {"FAILED", JobState::kFailed},         {"SPECIAL_EXIT", JobState::kFailed},
+      {"CANCELLED", JobState::kCancelled},   {"REVOKED", JobState::kCancelled},
+      {"DEADLINE", JobState::kTimedOut},     {"TIMEOUT", JobState::kTimedOut},
+      {"NODE_FAIL", JobState::kNodeFailure}, {"BOOT_FAIL", JobState::kNodeFailure},
+      {"PREEMPTED", JobState::kPreempted},   {"OUT_OF_MEMORY", JobState::kOutOfMemory},
   };
   auto it = kStates.find(BareState(slurm_state));
   // An unknown word is a state newer than this code: treating it as failed stops the engine

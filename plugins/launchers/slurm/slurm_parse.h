@@ -27,7 +27,7 @@ struct SlurmJob {
   std::optional<double> end_time;    // Unix seconds; only when it really ended
   int restarts = 0;
   int num_nodes = 0;
-  int gpus = 0;  // gres/gpu in the allocation's TRES (0 on CPU clusters)
+  int gpus = 0;         // gres/gpu in the allocation's TRES (0 on CPU clusters)
   std::string std_out;  // the output file
   std::string comment;  // --comment (empty when Slurm does not keep it)
 };

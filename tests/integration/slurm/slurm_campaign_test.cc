@@ -1,14 +1,14 @@
 // End to end: a minigpt campaign (tools/minigpt, Debian's python with torch) run by the `attune`
 // binary through the real one-node Slurm cluster. The engine is killed (SIGKILL) while its first
 // job is queued and restarted; it must find that job by name rather than submit it again. One
-// candidate fails (an injected exit 3) and one is cancelled with scancel; both must be triaged.
-#include <catch2/catch.hpp>
-
+// candidate fails (an injected exit 3), one is cancelled with scancel (both must be triaged), and
+// the next is measured, ranked and reported.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -106,14 +106,19 @@ std::string WriteWorkflow(const std::string& dir, const std::string& fail_flag) 
   std::string inject = "case \"$ATTUNE_JOB_NAME\" in *-baseline-*) ;; *) if [ -e '" + fail_flag +
                        "' ]; then rm -f '" + fail_flag +
                        "'; echo 'injected failure: exit 3'; exit 3; fi ;; esac";
-  json launcher = {{"name", "slurm"},
-                   {"with", {{"partition", "debug"}, {"poll_interval_s", 0.5},
-                             {"prologue", json::array({inject})}}}};
+  json launcher = {
+      {"name", "slurm"},
+      {"with",
+       {{"partition", "debug"}, {"poll_interval_s", 0.5}, {"prologue", json::array({inject})}}}};
   std::string path = dir + "/slurm-e2e.yaml";
   std::ofstream(path) << "attune: 1\nname: slurm-e2e\nstack: megatron\n"
                       << "recipe: " << ATTUNE_SOURCE_DIR << "/workflows/recipes/minigpt.yaml\n"
-                      << "launcher: " << launcher.dump() << "\n"
-                      << "agent: heuristic\nseed: 7\n"
+                      << "launcher: " << launcher.dump()
+                      << "\n"
+                      // The grid agent is deterministic (the heuristic one follows the measured
+                      // numbers): c001 = micro-batch 2 (fails), c002 = 4 (cancelled), c003 = 8.
+                      << "agent: {name: grid, with: {space: {--micro-batch-size: ['1', '2', "
+                         "'4', '8']}}}\nseed: 7\n"
                       << "budget: {gpu_hours: 0.2, max_candidates: 4, job_time_limit_s: 180}\n"
                       << "measure: {noise_band: 0.05, repeats: 1}\n"
                       << "gate: {loss_rel_tolerance: 0.001, paired_losses: 4}\n"
@@ -130,9 +135,10 @@ std::string StateOf(const json& record) {
 
 }  // namespace
 
-TEST_CASE("a minigpt campaign through Slurm survives a kill -9 and triages failed and cancelled "
-          "jobs",
-          "[slurm][e2e][.slow]") {
+TEST_CASE(
+    "a minigpt campaign through Slurm survives a kill -9 and triages failed and cancelled "
+    "jobs",
+    "[slurm][e2e][.slow]") {
   EnsureSlurm();
   std::string attune = AttuneBinary();
   std::string dir = ScratchDir() + "/e2e";
@@ -192,12 +198,14 @@ TEST_CASE("a minigpt campaign through Slurm survives a kill -9 and triages faile
   std::map<std::string, int> submitted;
   std::map<std::string, json> finished;
   bool resumed = false, report = false;
+  int ranked = 0;
   for (const auto& e : Events(attune, campaign)) {
     std::string type = e.value("type", "");
     if (type == "JobSubmitted") ++submitted[e["data"].value("job", "")];
     if (type == "JobFinished") finished[e["data"].value("job", "")] = e["data"];
     resumed = resumed || type == "CampaignResumed";
     report = report || type == "ReportWritten";
+    ranked += type == "CandidateRanked";
   }
   CHECK(resumed);
   CHECK(report);
@@ -215,12 +223,19 @@ TEST_CASE("a minigpt campaign through Slurm survives a kill -9 and triages faile
   CHECK(finished[cancelled]["failure"].value("kind", "") == "cancelled");
   int failed_with_3 = 0;
   for (const auto& [name, data] : finished) {
-    if (data["status"].value("state", "") == "failed" && data["status"].value("exit_code", 0) == 3) {
+    if (data["status"].value("state", "") == "failed" &&
+        data["status"].value("exit_code", 0) == 3) {
       ++failed_with_3;
       CHECK_FALSE(data["failure"].is_null());
     }
   }
   CHECK(failed_with_3 == 1);
+  int measured_candidates = 0;
+  for (const auto& [name, data] : finished) {
+    measured_candidates += name != first && !data["measurement"].is_null();
+  }
+  CHECK(measured_candidates >= 1);  // the third candidate ran, was measured...
+  CHECK(ranked >= 1);               // ...and ranked against the leader
   CHECK(fs::exists(campaign + "/REPORT.md"));
   CHECK(fs::exists(campaign + "/RESULTS.md"));
   json status = json::parse(Output({attune, "status", campaign, "--json"}), nullptr, false);

@@ -1,7 +1,6 @@
 // The Slurm launcher against a real one-node Slurm cluster (tools/ci/slurm-up.sh). Jobs are tiny
 // shell commands: the machine has two cores shared with builds.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -15,9 +14,7 @@ using namespace attune::slurm_test;
 
 namespace {
 
-const std::vector<std::string> kSleep(int seconds) {
-  return {"sleep", std::to_string(seconds)};
-}
+const std::vector<std::string> kSleep(int seconds) { return {"sleep", std::to_string(seconds)}; }
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -32,8 +29,9 @@ TEST_CASE("a tiny job runs to success, its log is read and its device-hours come
   auto launcher = MakeLauncher();
   REQUIRE(launcher);
   std::string name = UniqueName("ok");
-  auto spec = Spec(name, {"bash", "-c", "echo hello $MASTER_ADDR:$MASTER_PORT rank=$NODE_RANK "
-                                        "world=$WORLD_SIZE; sleep 2"});
+  auto spec = Spec(name, {"bash", "-c",
+                          "echo hello $MASTER_ADDR:$MASTER_PORT rank=$NODE_RANK "
+                          "world=$WORLD_SIZE; sleep 2"});
   spec.devices = 2;  // charged: the cluster has no GPUs, so the engine's device count is used
   auto begin = std::chrono::steady_clock::now();
   auto submitted = launcher->Submit(spec);
@@ -231,11 +229,14 @@ TEST_CASE("a job the controller has forgotten is answered from its exit marker",
   std::string dir = ScratchDir() + "/" + name;
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/m") << "999999 start 1000\n999999 exit 3 1360\n";
-  std::ofstream(ScratchDir() + "/records/" + name + ".json")
-      << nlohmann::json{{"name", name},       {"job_id", "999999"}, {"job_dir", dir},
-                        {"log_path", dir + "/log"}, {"marker_path", dir + "/m"},
-                        {"devices", 4},       {"intent_time", 999}}
-             .dump();
+  std::ofstream(ScratchDir() + "/records/" + name + ".json") << nlohmann::json{
+      {"name", name},
+      {"job_id", "999999"},
+      {"job_dir", dir},
+      {"log_path", dir + "/log"},
+      {"marker_path", dir + "/m"},
+      {"devices", 4},
+      {"intent_time", 999}}.dump();
   auto polled = MakeLauncher()->Poll(name);
   REQUIRE(polled.ok());
   CHECK(polled->state == JobState::kFailed);
@@ -250,12 +251,14 @@ TEST_CASE("an interrupted submission that never reached Slurm is submitted now",
   std::string name = UniqueName("intent");
   auto spec = Spec(name, kSleep(1));
   std::filesystem::create_directories(ScratchDir() + "/records");
-  std::ofstream(ScratchDir() + "/records/" + name + ".json")
-      << nlohmann::json{{"name", name},          {"job_id", ""},
-                        {"job_dir", spec.job_dir}, {"log_path", spec.log_path},
-                        {"marker_path", spec.job_dir + "/marker"},
-                        {"devices", 1},          {"intent_time", 999}}
-             .dump();
+  std::ofstream(ScratchDir() + "/records/" + name + ".json") << nlohmann::json{
+      {"name", name},
+      {"job_id", ""},
+      {"job_dir", spec.job_dir},
+      {"log_path", spec.log_path},
+      {"marker_path", spec.job_dir + "/marker"},
+      {"devices", 1},
+      {"intent_time", 999}}.dump();
   auto polled = launcher->Poll(name);
   REQUIRE(polled.ok());
   CHECK(polled->state == JobState::kUnknown);

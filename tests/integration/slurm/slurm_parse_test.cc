@@ -1,13 +1,13 @@
 // Tests of the Slurm launcher's pure parts: what Slurm prints → attune's states, times and
 // devices; the batch script; the options. No cluster needed.
-#include <catch2/catch.hpp>
+#include "slurm_parse.h"
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 
 #include "job_script.h"
 #include "process.h"
 #include "slurm_options.h"
-#include "slurm_parse.h"
 
 using attune::JobState;
 using namespace attune::slurm;
@@ -136,8 +136,7 @@ TEST_CASE("the controller being unreachable is recognised in Slurm's words", "[s
       "sbatch: error: Batch job submission failed: Invalid partition name specified"));
 }
 
-TEST_CASE("the batch script carries the job's #SBATCH lines and quotes every argument",
-          "[slurm]") {
+TEST_CASE("the batch script carries the job's #SBATCH lines and quotes every argument", "[slurm]") {
   SlurmOptions o;
   o.partition = "gpu";
   o.account = "proj1";
@@ -145,15 +144,16 @@ TEST_CASE("the batch script carries the job's #SBATCH lines and quotes every arg
   o.gpus_per_node = 8;
   o.extra_sbatch = {"--exclusive"};
   o.env = {{"NCCL_IB_HCA", "mlx5"}};
-  auto script = RenderJobScript(TinySpec(), o, {"/shared/log.txt", "/shared/m", "attune:0123456789ab"});
+  auto script =
+      RenderJobScript(TinySpec(), o, {"/shared/log.txt", "/shared/m", "attune:0123456789ab"});
   REQUIRE(script.ok());
   for (const char* line :
        {"#SBATCH --job-name=camp-c1-0\n", "#SBATCH --nodes=2\n", "#SBATCH --gpus-per-node=8\n",
         "#SBATCH --time=2\n", "#SBATCH --partition=gpu\n", "#SBATCH --account=proj1\n",
         "#SBATCH --qos=high\n", "#SBATCH --output=/shared/log.txt\n", "#SBATCH --exclusive\n",
         "#SBATCH --no-requeue\n", "#SBATCH --comment=attune:0123456789ab\n",
-        "export NCCL_IB_HCA=mlx5\n", "export NCCL_DEBUG=INFO\n",
-        "export WORLD_SIZE=16\n", "scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1",
+        "export NCCL_IB_HCA=mlx5\n", "export NCCL_DEBUG=INFO\n", "export WORLD_SIZE=16\n",
+        "scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1",
         "MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))"}) {
     INFO(line);
     CHECK(script->find(line) != std::string::npos);
@@ -165,7 +165,8 @@ TEST_CASE("the batch script carries the job's #SBATCH lines and quotes every arg
 TEST_CASE("a CPU cluster's script asks for CPUs and no GPUs", "[slurm]") {
   SlurmOptions o;
   o.cpus_per_task = 2;
-  auto script = RenderJobScript(TinySpec(), o, {"/shared/log.txt", "/shared/m", "attune:0123456789ab"});
+  auto script =
+      RenderJobScript(TinySpec(), o, {"/shared/log.txt", "/shared/m", "attune:0123456789ab"});
   REQUIRE(script.ok());
   CHECK(script->find("#SBATCH --cpus-per-task=2\n") != std::string::npos);
   CHECK(script->find("--gpus-per-node") == std::string::npos);
@@ -175,7 +176,8 @@ TEST_CASE("a CPU cluster's script asks for CPUs and no GPUs", "[slurm]") {
 TEST_CASE("a value that cannot be an #SBATCH word is refused before anything runs", "[slurm]") {
   SlurmOptions o;
   o.partition = "gpu\n#SBATCH --account=someone-else";
-  auto script = RenderJobScript(TinySpec(), o, {"/shared/log.txt", "/shared/m", "attune:0123456789ab"});
+  auto script =
+      RenderJobScript(TinySpec(), o, {"/shared/log.txt", "/shared/m", "attune:0123456789ab"});
   REQUIRE_FALSE(script.ok());
   CHECK(script.status().code() == attune::StatusCode::kInvalidArgument);
   CHECK(script.status().message().find("partition") != std::string::npos);

@@ -31,8 +31,7 @@ void EnsureSlurm() {
   auto r = slurm::RunProcess({script, "--session", SessionFile()}, options);
   if (!r.ok() || r->exit_code != 0) {
     std::cerr << "SKIPPED: the Slurm tests need a local Slurm cluster and " << script
-              << " could not start one: "
-              << (r.ok() ? r->err : r.status().message()) << std::endl;
+              << " could not start one: " << (r.ok() ? r->err : r.status().message()) << std::endl;
     std::exit(kSkipExitCode);
   }
   up = true;

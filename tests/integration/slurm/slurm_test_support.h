@@ -3,10 +3,9 @@
 #define ATTUNE_TESTS_INTEGRATION_SLURM_SLURM_TEST_SUPPORT_H_
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attune/launcher.h"
 

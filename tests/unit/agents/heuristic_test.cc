@@ -1,6 +1,7 @@
 // Copyright attune authors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -192,7 +193,7 @@ TEST_CASE("heuristic config rejects unknown keys with the key's name", "[agents]
 
 TEST_CASE("a hungry move that is predicted not to fit comes paired with a memory saver",
           "[agents][heuristic]") {
-  CampaignView view = MakeView(66.0);  // 82% used: dropping recompute (+35%) would not fit
+  CampaignView view = MakeView(60.0);  // 75% used: dropping recompute (+54%) would not fit
   for (auto& lever : view.levers) {
     if (lever.id == "recompute") lever.expected_speed = -0.25;
   }
@@ -206,17 +207,19 @@ TEST_CASE("a hungry move that is predicted not to fit comes paired with a memory
 
 TEST_CASE("after a pair runs out of memory the next saver for it must save more",
           "[agents][heuristic]") {
-  CampaignView view = MakeView(66.0);
+  CampaignView view = MakeView(60.0);
   for (auto& lever : view.levers) {
     if (lever.id == "recompute") lever.expected_speed = -0.25;
   }
   Proposal pair = Ask(view);
   REQUIRE(pair.changes.size() == 2);
+  const attune::Change hungry = pair.changes[1];  // the saver's change comes first
   Record(&view, pair, "failed", FailureKind::kOom);
   for (int i = 0; i < 5; ++i) {
     Proposal p = Ask(view);
     if (p.done) break;
-    if (p.changes.size() == 2 && p.meta.contains("saver_memory")) {
+    bool same_hungry = std::find(p.changes.begin(), p.changes.end(), hungry) != p.changes.end();
+    if (same_hungry && p.changes.size() == 2) {
       CHECK(p.meta["saver_memory"].get<double>() <
             pair.meta["saver_memory"].get<double>() - 0.09);
     }

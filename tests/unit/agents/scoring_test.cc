@@ -89,7 +89,7 @@ TEST_CASE("a failed move bans its lever's change but not the companion that came
       tried, view.leader, {{"--tensor-model-parallel-size", std::nullopt, "2"}}));
 }
 
-TEST_CASE("a recipe lost to an infrastructure failure may be proposed once more",
+TEST_CASE("an infrastructure failure bans no change but its recipe counts as tried",
           "[agents][history]") {
   attune::CampaignView view = attune::testing::MakeView(30.0);
   attune::CandidateRecord r;
@@ -100,11 +100,9 @@ TEST_CASE("a recipe lost to an infrastructure failure may be proposed once more"
   r.outcome = "failed";
   r.failure = attune::Failure{attune::FailureKind::kNodeFailure, "x", "", 0, "", true};
   view.history.push_back(r);
-  CHECK_FALSE(attune::agents::AlreadyTried(attune::agents::CollectTried(view), view.leader,
-                                           r.changes));
-  r.candidate_id = "c002";
-  view.history.push_back(r);
-  CHECK(attune::agents::AlreadyTried(attune::agents::CollectTried(view), view.leader, r.changes));
+  auto tried = attune::agents::CollectTried(view);
+  CHECK(tried.banned.empty());
+  CHECK(attune::agents::AlreadyTried(tried, view.leader, r.changes));
 }
 
 TEST_CASE("a refused pair of levers bans neither change alone", "[agents][history]") {
