@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/crash_point.h"
 #include "campaign/events.h"
 
 namespace attune {
@@ -104,6 +105,7 @@ Status EnsureSubmitted(RunContext& ctx, const JobRecord& job, bool* finished_uns
       *finished_unstarted = true;
       return FinishUnstarted(ctx, job, FailureKind::kConfigError, spec.status().message());
     }
+    CrashPoint("job.requested");
     auto submitted = ctx.launcher->Submit(*spec);
     if (!submitted.ok()) {
       if (submitted.status().code() == StatusCode::kUnavailable) return submitted.status();
@@ -113,6 +115,7 @@ Status EnsureSubmitted(RunContext& ctx, const JobRecord& job, bool* finished_uns
     st = *submitted;
   }
   if (job.submitted) return Status::Ok();
+  CrashPoint("job.submitted");
   return ctx.Append({NewEvent{events::kJobSubmitted,
                               json{{"job", job.name}, {"launcher_job_id", st.launcher_job_id},
                                    {"status", JobStatusToJson(st)}}}});
@@ -173,6 +176,7 @@ Status DriveJob(RunContext& ctx, const std::string& name) {
     ATTUNE_ASSIGN_OR_RETURN(JobStatus st, ctx.launcher->Poll(name));
     job = ctx.state.FindJob(name);
     if (IsTerminal(st.state)) {
+      CrashPoint("job.ended");
       return ctx.Append({NewEvent{events::kJobFinished, ResultData(ctx, *job, st, false)}});
     }
     if (st.state == JobState::kUnknown) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "attune/hash.h"
+#include "base/crash_point.h"
 #include "campaign/events.h"
 #include "report/report.h"
 #include "steps/steps.h"
@@ -27,6 +28,7 @@ Status RunReportStep(RunContext& ctx, const StepDecl& step) {
     const std::string path = (std::filesystem::path(ctx.log->dir()) / name).string();
     ATTUNE_RETURN_IF_ERROR(WriteFileAtomic(path, content));
     files[name] = Sha256Hex(content);
+    CrashPoint("report.writing");
   }
   return ctx.Append({NewEvent{events::kReportWritten, nlohmann::json{{"files", files}}},
                      NewEvent{events::kStepFinished, nlohmann::json{{"step", step.id}, {"outcome", "done"}}}});
