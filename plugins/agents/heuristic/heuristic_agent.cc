@@ -172,7 +172,10 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
   if (!all.empty() && all.front().feasible) best = SingleOption(ctx, all.front());
   if (config_.pair_after_oom) {
     std::optional<PairChoice> pair = BestPair(ctx, all);
-    if (pair && (!best || pair->gain > best->gain)) best = PairOptionText(ctx, *pair);
+    // A saver's unlock bonus stands for the pair it leads to; when that pair can be proposed
+    // now, the single saver competes without it.
+    double single = best ? best->gain - all.front().unlock_bonus : 0;
+    if (pair && (!best || pair->gain > single)) best = PairOptionText(ctx, *pair);
   }
   double threshold = config_.min_gain.value_or(view.noise_band);
   if (!best || best->gain <= threshold) {

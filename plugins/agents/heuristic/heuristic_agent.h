@@ -10,8 +10,8 @@
 //  4. also value PAIRS (pairs.h): a memory-saving legal move together with a change that ran out
 //     of memory or is predicted not to fit, when the saving is predicted to make it fit. This is
 //     the one way a failed change comes back: never alone, only with the remedy, each pair once.
-//     After an OOM, memory-saving moves alone also get half the OOMed change's gain (they may let
-//     it fit later);
+//     After an OOM, memory-saving moves alone also get kPairConfidence × the OOMed change's gain
+//     (they are the route to it);
 //  5. propose the highest expected gain (ties: the stack's move order); done when that gain is not
 //     above the threshold (the noise band unless `with: {min_gain: x}`), because a smaller expected
 //     gain could not be told apart from noise.

@@ -152,7 +152,7 @@ double UnlockValue(const ScoringContext& ctx) {
   relaxed.oom_at.clear();
   double best = 0;
   for (const Hungry& h : OomHungry(relaxed)) best = std::max(best, h.gain);
-  return 0.5 * best;
+  return kPairConfidence * best;
 }
 
 }  // namespace attune::agents

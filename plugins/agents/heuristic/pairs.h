@@ -42,8 +42,8 @@ struct PairChoice {
 std::optional<PairChoice> BestPair(const ScoringContext& ctx,
                                    const std::vector<MoveEstimate>& estimates);
 
-// Half the best gain among changes that ran out of memory: what a memory-saving move alone may
-// later let fit (half, because the change still has to be tried after the saver).
+// kPairConfidence × the best gain among changes that ran out of memory: what a memory-saving
+// move alone may let fit (the saver is the only route to that gain).
 double UnlockValue(const ScoringContext& ctx);
 
 }  // namespace attune::agents

@@ -71,7 +71,7 @@ struct MoveEstimate {
   double history = 1;
   double risk = 1;
   double gain = 0;
-  double unlock_bonus = 0; // part of gain: half of what an out-of-memory change would gain
+  double unlock_bonus = 0; // part of gain: what an out-of-memory change could gain (pairs.h)
   std::optional<double> predicted_peak_gib;
   bool feasible = true;
   std::string note;        // why infeasible, or what the history did

@@ -71,13 +71,14 @@ TEST_CASE("near the memory limit the heuristic does not propose a move that woul
           "[agents][heuristic]") {
   CampaignView view = MakeView(70.0);
   Proposal p = Ask(view);
-  CHECK_FALSE(Changes(p, "--micro-batch-size"));
+  // A larger micro-batch may only come paired with a memory saver that makes it fit.
+  if (Changes(p, "--micro-batch-size")) CHECK(p.meta.contains("saver_memory"));
   if (!p.done) CHECK_FALSE((p.lever_id == "recompute" && !p.changes[0].to));
 }
 
 TEST_CASE("after an out-of-memory failure the heuristic proposes a memory-saving lever",
           "[agents][heuristic]") {
-  CampaignView view = MakeView(50.0);
+  CampaignView view = MakeView(40.0);
   Proposal first = Ask(view);
   REQUIRE(first.meta["memory"].get<double>() > 0);
   Record(&view, first, "failed", FailureKind::kOom);
@@ -91,9 +92,9 @@ TEST_CASE("after an out-of-memory failure the heuristic proposes a memory-saving
 
 TEST_CASE("after an out-of-memory failure without pairing, a memory lever still comes first",
           "[agents][heuristic]") {
-  CampaignView view = MakeView(50.0);
+  CampaignView view = MakeView(40.0);
   Proposal first = Ask(view);
-  REQUIRE_FALSE(first.done);
+  REQUIRE(first.meta["memory"].get<double>() > 0);
   Record(&view, first, "failed", FailureKind::kOom);
   HeuristicConfig config;
   config.pair_after_oom = false;
