@@ -4,6 +4,8 @@
 
 #include "base/crash_point.h"
 
+#include <sys/statvfs.h>
+
 #include <chrono>
 #include <filesystem>
 
@@ -218,6 +220,13 @@ EventLog::~EventLog() {
     // next open replays it.
     (void)impl_->db->Flush(rocksdb::FlushOptions());
   }
+  if (impl_->db && !impl_->poisoned.ok()) {
+    // After a failed write (disk full, I/O error) closing the DB makes RocksDB sync its WAL
+    // writer again, which Debian's build answers with an assertion failure (SIGABRT) instead of
+    // an error. Everything acknowledged is durable and the lock is released by the kernel at
+    // exit, so the handle is deliberately leaked: the process is about to stop anyway.
+    (void)impl_->db.release();
+  }
 }
 
 const std::string& EventLog::campaign_id() const { return impl_->campaign; }
@@ -257,10 +266,31 @@ Status EventLog::Impl::WriteWatermark() {
   return Status::Ok();
 }
 
+namespace {
+
+// Below this much free space an append is refused before RocksDB sees it. Debian's RocksDB is
+// built with assertions, and a write that fails for lack of space can end in an assertion
+// (SIGABRT) inside RocksDB instead of an error; refusing first keeps the failure a clear message.
+constexpr uint64_t kMinFreeBytes = 8ull << 20;
+
+Status CheckFreeSpace(const std::string& dir) {
+  struct statvfs fs{};
+  if (statvfs(dir.c_str(), &fs) != 0) return Status::Ok();  // unknown: let the write decide
+  uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= kMinFreeBytes) return Status::Ok();
+  return Status::IoError("the disk holding " + dir + " is full (" + std::to_string(free_bytes >> 10) +
+                         " KiB free; attune keeps at least " + std::to_string(kMinFreeBytes >> 20) +
+                         " MiB to append safely). Every acknowledged event is intact: free space, "
+                         "then run the same `attune run` again to resume");
+}
+
+}  // namespace
+
 Result<uint64_t> EventLog::Append(const std::vector<NewEvent>& events) {
   Impl& m = *impl_;
   if (m.options.read_only) return Status::FailedPrecondition("the log was opened read-only");
   if (!m.poisoned.ok()) return m.poisoned;
+  if (Status space = CheckFreeSpace(m.dir); !space.ok()) return space;
   if (events.empty()) return Status::InvalidArgument("Append needs at least one event");
   rocksdb::WriteBatch batch;
   ATTUNE_ASSIGN_OR_RETURN(std::vector<EventRecord> records, m.Stamp(events, &batch));

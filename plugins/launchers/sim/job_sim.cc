@@ -96,6 +96,14 @@ InjectedFailure DrawFailure(const FailureRates& rates, uint64_t seed, const std:
 
 Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, double start_s,
                                const ModelFactors& factors) {
+  if (!spec.recipe.stack.empty() && spec.recipe.stack != "megatron") {
+    // The model reads the network's shape from Megatron-LM's flags. Other stacks name a
+    // checkpoint instead (AutoModel: a Hugging Face model id), so there is nothing to model.
+    return Status::InvalidArgument(
+        "sim launcher: job '" + spec.name + "' is a '" + spec.recipe.stack +
+        "' recipe; the simulated cluster models Megatron-LM recipes only (the model shape comes "
+        "from Megatron's flags). Run it on the local, slurm or another real launcher");
+  }
   int world = WorldOf(spec);
   if (world > cluster.WorldSize()) {
     return Status::InvalidArgument("sim launcher: job '" + spec.name + "' needs " +

@@ -51,6 +51,20 @@ TEST_CASE("submitting a name twice starts nothing and returns the same job", "[s
   CHECK(again->start_time == first->start_time);
   CHECK(launcher.Now() == clock);
   CHECK(std::filesystem::last_write_time(spec.log_path) == log_time);
+  // The audit trail the kill -9 suite reads names the job once.
+  CHECK(testing::ReadText(dir.str() + "/sim/submissions.log") == "camp-2-1\n");
+}
+
+TEST_CASE("a recipe of another stack is refused with what the sim can model", "[sim][launcher]") {
+  testing::TempDir dir;
+  SimLauncher launcher(Cluster(), dir.str() + "/sim");
+  auto spec = testing::Spec("camp-am-1", testing::SmallGpt(), dir.str());
+  spec.recipe.stack = "automodel";
+  auto submitted = launcher.Submit(spec);
+  REQUIRE_FALSE(submitted.ok());
+  CHECK_THAT(submitted.status().message(),
+             Catch::Contains("'automodel' recipe") && Catch::Contains("Megatron-LM recipes only"));
+  CHECK(launcher.Poll("camp-am-1")->state == JobState::kUnknown);
 }
 
 TEST_CASE("a fresh launcher finds the jobs of an earlier one and keeps the clock", "[sim][launcher]") {

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <optional>
 #include <initializer_list>
 #include <random>
@@ -70,6 +72,14 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The whole content of a text file ("" when it cannot be read).
+inline std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
 
 }  // namespace attune::sim::testing
 
