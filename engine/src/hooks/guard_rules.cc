@@ -81,9 +81,11 @@ void ScanKubeWord(const std::vector<Word>& args, size_t* i, KubeArgs* out) {
     return args[++*i];
   };
   if (t == "-A" || FlagName(t) == "--all-namespaces") {
-    out->violation = "'" + t + "' reaches every namespace";
+    // Built with append: GCC 12 warns falsely (-Wrestrict) on "'" + std::string + "...".
+    out->violation = std::string("'").append(t).append("' reaches every namespace");
   } else if (Contains(kKubeContextFlags, FlagName(t)) || (t == "-s")) {
-    out->violation = "'" + FlagName(t) + "' switches the cluster, user or kubeconfig";
+    out->violation =
+        std::string("'").append(FlagName(t)).append("' switches the cluster, user or kubeconfig");
   } else if (t == "-n" || t == "--namespace") {
     out->namespaces.push_back(next());
   } else if (StartsWith(t, "-n=")) {
