@@ -58,6 +58,19 @@ void PrintSummary(const nlohmann::json& all, const Result<Measurement>& m, std::
   out << "\n";
 }
 
+// What both `log` subcommands start from: the log's text and the stack that reads it.
+struct LogInput {
+  std::string text;
+  std::unique_ptr<Stack> stack;
+};
+
+Result<LogInput> ReadLogInput(const ArgParser& p, const Env& env) {
+  if (!p.Has("stack") || !p.Has("file")) return Status::InvalidArgument("need --stack NAME and FILE");
+  ATTUNE_ASSIGN_OR_RETURN(std::string text, ReadTextFile(p.Get("file")));
+  ATTUNE_ASSIGN_OR_RETURN(auto stack, CreateStack(env, p.Get("stack"), p.GetList("plugin-path")));
+  return LogInput{std::move(text), std::move(stack)};
+}
+
 }  // namespace
 
 int RunLogParse(const std::vector<std::string>& args, Env& env) {
@@ -73,17 +86,11 @@ int RunLogParse(const std::vector<std::string>& args, Env& env) {
   int code = 0;
   if (!p.Parse(args, env, &code)) return code;
   bool json = p.Has("json");
-  if (!p.Has("stack") || !p.Has("file")) {
-    return ReportError(env, "log parse", Status::InvalidArgument("need --stack NAME and FILE"),
-                       json);
-  }
-  auto text = ReadTextFile(p.Get("file"));
-  if (!text.ok()) return ReportError(env, "log parse", text.status(), json);
-  auto stack = CreateStack(env, p.Get("stack"), p.GetList("plugin-path"));
-  if (!stack.ok()) return ReportError(env, "log parse", stack.status(), json);
-  LogParse parse = (*stack)->ParseLog(*text);
+  auto input = ReadLogInput(p, env);
+  if (!input.ok()) return ReportError(env, "log parse", input.status(), json);
+  LogParse parse = input->stack->ParseLog(input->text);
   nlohmann::json all = AllIterationsSummary(parse);
-  auto measurement = MeasureWith(**stack, parse, p.Get("recipe"));
+  auto measurement = MeasureWith(*input->stack, parse, p.Get("recipe"));
   if (json) {
     nlohmann::json iterations = nlohmann::json::array();
     for (const auto& it : parse.iterations) iterations.push_back(IterationToJson(it));
@@ -119,17 +126,11 @@ int RunLogTriage(const std::vector<std::string>& args, Env& env) {
   int code = 0;
   if (!p.Parse(args, env, &code)) return code;
   bool json = p.Has("json");
-  if (!p.Has("stack") || !p.Has("file")) {
-    return ReportError(env, "log triage", Status::InvalidArgument("need --stack NAME and FILE"),
-                       json);
-  }
-  auto text = ReadTextFile(p.Get("file"));
-  if (!text.ok()) return ReportError(env, "log triage", text.status(), json);
-  auto stack = CreateStack(env, p.Get("stack"), p.GetList("plugin-path"));
-  if (!stack.ok()) return ReportError(env, "log triage", stack.status(), json);
+  auto input = ReadLogInput(p, env);
+  if (!input.ok()) return ReportError(env, "log triage", input.status(), json);
   JobEnd end;
   end.exit_code = p.vm()["exit-code"].as<int>();
-  Failure f = (*stack)->Triage(*text, end);
+  Failure f = input->stack->Triage(input->text, end);
   if (json) {
     *env.out << FailureToJson(f).dump(2) << "\n";
     return kExitOk;
