@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "log/resource_advice.h"
+
 namespace attune::log {
 namespace {
 
@@ -24,7 +26,8 @@ Result<std::unique_ptr<DirLock>> DirLock::Acquire(const std::string& dir) {
   std::string path = dir + "/" + kLockFile;
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return Status::IoError("cannot open lock file " + path + ": " + std::strerror(errno));
+    return WithResourceAdvice(
+        Status::IoError("cannot open lock file " + path + ": " + std::strerror(errno)), dir);
   }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
@@ -43,7 +46,8 @@ Result<std::unique_ptr<DirLock>> DirLock::Acquire(const std::string& dir) {
   if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0) {
     int err = errno;
     close(fd);
-    return Status::IoError("cannot record the pid in " + path + ": " + std::strerror(err));
+    return WithResourceAdvice(
+        Status::IoError("cannot record the pid in " + path + ": " + std::strerror(err)), dir);
   }
   return std::unique_ptr<DirLock>(new DirLock(fd));
 }

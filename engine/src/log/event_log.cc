@@ -7,10 +7,12 @@
 #include <sys/statvfs.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 #include "log/dir_lock.h"
 #include "log/envelope.h"
+#include "log/resource_advice.h"
 #include "log/rocks.h"
 #include "log/watermark.h"
 
@@ -175,6 +177,13 @@ Status EventLog::Impl::VerifyAgainstWatermark(const DirState& state) {
 
 Result<std::unique_ptr<EventLog>> EventLog::Open(const std::string& dir,
                                                  const EventLogOptions& options) {
+  auto opened = OpenImpl(dir, options);
+  if (!opened.ok()) return log::WithResourceAdvice(opened.status(), dir);
+  return opened;
+}
+
+Result<std::unique_ptr<EventLog>> EventLog::OpenImpl(const std::string& dir,
+                                                     const EventLogOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->dir = dir;
   impl->options = options;
@@ -268,29 +277,38 @@ Status EventLog::Impl::WriteWatermark() {
 
 namespace {
 
-// Below this much free space an append is refused before RocksDB sees it. Debian's RocksDB is
-// built with assertions, and a write that fails for lack of space can end in an assertion
-// (SIGABRT) inside RocksDB instead of an error; refusing first keeps the failure a clear message.
-constexpr uint64_t kMinFreeBytes = 8ull << 20;
+// The guard exists because Debian's RocksDB is built with assertions: a write that fails for lack
+// of space and is then retried on the same file ends in an assertion (SIGABRT) inside RocksDB
+// instead of an error. Refusing first keeps the common case a clear message.
+constexpr uint64_t kDefaultMinFreeBytes = 8ull << 20;
 
-Status CheckFreeSpace(const std::string& dir) {
+Status CheckFreeSpace(const std::string& dir, uint64_t min_free_bytes) {
+  if (min_free_bytes == 0) return Status::Ok();
   struct statvfs fs{};
   if (statvfs(dir.c_str(), &fs) != 0) return Status::Ok();  // unknown: let the write decide
   uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-  if (free_bytes >= kMinFreeBytes) return Status::Ok();
+  if (free_bytes >= min_free_bytes) return Status::Ok();
   return Status::IoError("the disk holding " + dir + " is full (" + std::to_string(free_bytes >> 10) +
-                         " KiB free; attune keeps at least " + std::to_string(kMinFreeBytes >> 20) +
-                         " MiB to append safely). Every acknowledged event is intact: free space, "
-                         "then run the same `attune run` again to resume");
+                         " KiB free; attune keeps at least " + std::to_string(min_free_bytes >> 10) +
+                         " KiB free to append safely). Every acknowledged event is intact: free "
+                         "space, then run the same `attune run` again to resume");
 }
 
 }  // namespace
+
+uint64_t DefaultMinFreeBytes() {
+  const char* text = std::getenv("ATTUNE_LOG_MIN_FREE_BYTES");
+  if (text == nullptr || *text == '\0') return kDefaultMinFreeBytes;
+  char* end = nullptr;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  return *end == '\0' ? value : kDefaultMinFreeBytes;
+}
 
 Result<uint64_t> EventLog::Append(const std::vector<NewEvent>& events) {
   Impl& m = *impl_;
   if (m.options.read_only) return Status::FailedPrecondition("the log was opened read-only");
   if (!m.poisoned.ok()) return m.poisoned;
-  if (Status space = CheckFreeSpace(m.dir); !space.ok()) return space;
+  if (Status space = CheckFreeSpace(m.dir, m.options.min_free_bytes); !space.ok()) return space;
   if (events.empty()) return Status::InvalidArgument("Append needs at least one event");
   rocksdb::WriteBatch batch;
   ATTUNE_ASSIGN_OR_RETURN(std::vector<EventRecord> records, m.Stamp(events, &batch));
@@ -300,17 +318,20 @@ Result<uint64_t> EventLog::Append(const std::vector<NewEvent>& events) {
   Status written = log::FromRocks(m.db->Write(wo, &batch), "appending to " + m.dir);
   CrashPoint("log.append.after");
   if (!written.ok()) {
-    m.poisoned = Status::IoError(written.message() + "; the log is closed for writing, restart "
-                                 "attune to recover from what is durable");
+    m.poisoned = log::WithResourceAdvice(
+        Status::IoError(written.message() + "; the log is closed for writing"), m.dir,
+        "restart attune to recover from what is durable");
     return m.poisoned;
   }
   m.last_seq = records.back().seq;
   m.last_hash = records.back().hash;
   Status marked = m.WriteWatermark();
   if (!marked.ok()) {
-    m.poisoned = Status::IoError("events up to " + std::to_string(m.last_seq) +
-                                 " are durable but the watermark could not be written: " +
-                                 marked.message() + "; the log is closed for writing");
+    m.poisoned = log::WithResourceAdvice(
+        Status::IoError("events up to " + std::to_string(m.last_seq) +
+                        " are durable but the watermark could not be written: " +
+                        marked.message() + "; the log is closed for writing"),
+        m.dir, "restart attune to recover from what is durable");
     return m.poisoned;
   }
   if (m.options.on_ack) m.options.on_ack(m.last_seq);
@@ -349,6 +370,11 @@ Result<VerifyReport> VerifyEventLog(const std::string& dir) {
   auto mark = log::ReadWatermark(dir);
   if (!mark.ok()) report.problems.push_back(mark.status().message());
   if (mark.ok() && *mark) report.acknowledged = (*mark)->seq;
+  if (mark.ok() && *mark && (*mark)->seq == 0 && !fs::exists(fs::path(dir) / "CURRENT", ec)) {
+    return Status::NotFound(dir + " has no event log yet: its first `attune run` stopped before "
+                            "the event log was created (nothing was acknowledged, nothing is "
+                            "lost); run it again to start the campaign");
+  }
   EventLogOptions options;
   options.read_only = true;
   auto opened = EventLog::Open(dir, options);

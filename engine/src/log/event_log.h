@@ -47,6 +47,9 @@ struct NewEvent {
   int v = 1;
 };
 
+// ATTUNE_LOG_MIN_FREE_BYTES when it is a number, else 8 MiB.
+uint64_t DefaultMinFreeBytes();
+
 struct EventLogOptions {
   bool create_if_missing = true;
   std::string campaign_id;  // used when creating; an existing log keeps its own
@@ -69,6 +72,11 @@ struct EventLogOptions {
   // tables instead of replaying the write-ahead log (faster restarts). false leaves the recent
   // events only in the WAL, as a crash does (the corruption tests use it).
   bool flush_on_close = true;
+  // Below this much free space on the directory's file system an append is refused with a clear
+  // message before RocksDB sees it (docs/crash-safety.md "Full disk"). Defaults to the environment
+  // variable ATTUNE_LOG_MIN_FREE_BYTES, else 8 MiB; 0 disables the check (the full-disk tests use
+  // it to reach RocksDB's own out-of-space paths).
+  uint64_t min_free_bytes = DefaultMinFreeBytes();
 };
 
 struct VerifyReport;
@@ -97,6 +105,8 @@ class EventLog {
  private:
   class Impl;
   explicit EventLog(std::unique_ptr<Impl> impl);
+  static Result<std::unique_ptr<EventLog>> OpenImpl(const std::string& dir,
+                                                    const EventLogOptions& options);
   friend Result<VerifyReport> VerifyEventLog(const std::string& dir);
   std::unique_ptr<Impl> impl_;
 };

@@ -1,12 +1,36 @@
 #include "log/rocks.h"
 
+#include <rocksdb/env.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <memory>
+#include <string_view>
 
 #include "log/envelope.h"
 
 namespace attune::log {
 namespace {
+
+// RocksDB's own diagnostics: only fatal ones, on standard error. Its default logger writes a LOG
+// file into the campaign directory, and once a write to that file has failed (a full disk) the
+// next message aborts the process inside Debian's assertion-enabled RocksDB; a logger that owns no
+// file cannot fail that way. Errors reach the user as the Status of the call that failed, so
+// RocksDB's background chatter about them (flush retries, space recovery) is not repeated.
+class StderrLogger final : public rocksdb::Logger {
+ public:
+  StderrLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::FATAL_LEVEL) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    char line[1024];
+    std::vsnprintf(line, sizeof line, format, ap);
+    std::string_view text(line);
+    while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    std::fprintf(stderr, "attune: rocksdb: %.*s\n", static_cast<int>(text.size()), text.data());
+  }
+};
 
 rocksdb::Options MakeOptions(OpenMode mode) {
   rocksdb::Options options;
@@ -20,8 +44,8 @@ rocksdb::Options MakeOptions(OpenMode mode) {
   options.track_and_verify_wals_in_manifest = true;
   // Opening every table file at open makes a deleted SST an open error, not a late read error.
   options.max_open_files = -1;
-  options.keep_log_file_num = 5;
-  options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  options.info_log = std::make_shared<StderrLogger>();
+  options.info_log_level = rocksdb::InfoLogLevel::FATAL_LEVEL;
   return options;
 }
 

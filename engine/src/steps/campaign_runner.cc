@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "campaign/events.h"
+#include "log/resource_advice.h"
 #include "plugin/plugin_host.h"
 #include "steps/job_driver.h"
 #include "steps/run_context.h"
@@ -196,7 +197,9 @@ Status RunSteps(RunContext& ctx) {
 }
 
 int Fail(const RunOptions& o, const RunError& e) {
-  *o.err << "attune run: " << e.status.message() << "\n";
+  // Whatever stopped the campaign (the log, a report, a launcher's files), a full disk or a
+  // read-only mount gets the same advice: nothing acknowledged is lost, and what to do.
+  *o.err << "attune run: " << log::WithResourceAdvice(e.status, o.campaign_dir).message() << "\n";
   return e.exit_code;
 }
 

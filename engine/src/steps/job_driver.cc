@@ -40,6 +40,16 @@ Result<JobSpec> BuildSpec(RunContext& ctx, const JobRecord& job) {
   return spec;
 }
 
+// Failures of the machinery around a job, not of its recipe: the campaign directory's disk, a
+// scheduler that is down or too slow to answer. Recording them as the job's failure would rank a
+// good candidate as failed (a full disk once failed the baseline and ended a campaign), so the
+// campaign stops with the error instead, the job stays requested, and a resumed campaign submits
+// it then. Launchers report what the recipe got wrong as InvalidArgument or FailedPrecondition.
+bool IsInfrastructureError(const Status& s) {
+  return s.code() == StatusCode::kIoError || s.code() == StatusCode::kUnavailable ||
+         s.code() == StatusCode::kDeadlineExceeded;
+}
+
 // A job that never started (the stack could not render it, the launcher refused it) finishes at
 // once with a launch or config error and costs nothing.
 Status FinishUnstarted(RunContext& ctx, const JobRecord& job, FailureKind kind, const std::string& why) {
@@ -102,13 +112,14 @@ Status EnsureSubmitted(RunContext& ctx, const JobRecord& job, bool* finished_uns
   if (st.state == JobState::kUnknown) {
     auto spec = BuildSpec(ctx, job);
     if (!spec.ok()) {
+      if (IsInfrastructureError(spec.status())) return spec.status();
       *finished_unstarted = true;
       return FinishUnstarted(ctx, job, FailureKind::kConfigError, spec.status().message());
     }
     CrashPoint("job.requested");
     auto submitted = ctx.launcher->Submit(*spec);
     if (!submitted.ok()) {
-      if (submitted.status().code() == StatusCode::kUnavailable) return submitted.status();
+      if (IsInfrastructureError(submitted.status())) return submitted.status();
       *finished_unstarted = true;
       return FinishUnstarted(ctx, job, FailureKind::kLaunchError, submitted.status().message());
     }

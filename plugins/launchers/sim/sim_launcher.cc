@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -35,13 +36,15 @@ Status WriteAtomically(const std::string& path, const std::string& data) {
   fs::create_directories(fs::path(path).parent_path(), ec);
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError("sim launcher: cannot create " + tmp + " (check permissions)");
+  if (fd < 0) return Status::IoError("sim launcher: cannot create " + tmp + ": " + std::strerror(errno));
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n <= 0) {
+      std::string why = n < 0 ? std::strerror(errno) : "short write";
       ::close(fd);
-      return Status::IoError("sim launcher: cannot write " + tmp + " (disk full?)");
+      ::unlink(tmp.c_str());
+      return Status::IoError("sim launcher: cannot write " + tmp + ": " + why);
     }
     done += static_cast<size_t>(n);
   }
