@@ -40,16 +40,6 @@ Result<JobSpec> BuildSpec(RunContext& ctx, const JobRecord& job) {
   return spec;
 }
 
-// Failures of the machinery around a job, not of its recipe: the campaign directory's disk, a
-// scheduler that is down or too slow to answer. Recording them as the job's failure would rank a
-// good candidate as failed (a full disk once failed the baseline and ended a campaign), so the
-// campaign stops with the error instead, the job stays requested, and a resumed campaign submits
-// it then. Launchers report what the recipe got wrong as InvalidArgument or FailedPrecondition.
-bool IsInfrastructureError(const Status& s) {
-  return s.code() == StatusCode::kIoError || s.code() == StatusCode::kUnavailable ||
-         s.code() == StatusCode::kDeadlineExceeded;
-}
-
 // A job that never started (the stack could not render it, the launcher refused it) finishes at
 // once with a launch or config error and costs nothing.
 Status FinishUnstarted(RunContext& ctx, const JobRecord& job, FailureKind kind, const std::string& why) {
@@ -70,9 +60,24 @@ Status FinishUnstarted(RunContext& ctx, const JobRecord& job, FailureKind kind, 
                                    {"cancelled_by_engine", false}}}});
 }
 
+// Failures of the machinery around a job, not of its recipe: the campaign directory's disk, a
+// scheduler that is down or too slow to answer. Recording them as the job's failure would rank a
+// good candidate as failed (a full disk once failed the baseline and ended a campaign), so the
+// campaign stops with the error instead, the job stays requested, and a resumed campaign submits
+// it then. Launchers report what the recipe got wrong as InvalidArgument or FailedPrecondition.
+bool IsInfrastructureError(const Status& s) {
+  return s.code() == StatusCode::kIoError || s.code() == StatusCode::kUnavailable ||
+         s.code() == StatusCode::kDeadlineExceeded;
+}
+
 // Reads and judges a terminal job: measurement when it succeeded and measured, else a failure.
-json ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& st, bool cancelled) {
+// A log that cannot be read for an infrastructure reason (I/O error, launcher unavailable) is an
+// error, not an empty log: judging it would record a good run as failed for good.
+Result<json> ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& st, bool cancelled) {
   auto log_text = ctx.launcher->ReadLog(job.name);
+  if (!log_text.ok() && IsInfrastructureError(log_text.status())) {
+    return log_text.status().WithContext("reading the log of job " + job.name);
+  }
   const std::string text = log_text.ok() ? *log_text : "";
   LogParse parse = ctx.stack->ParseLog(text);
   JobEnd end{st.exit_code.value_or(-1), JobStateName(st.state),
@@ -132,19 +137,30 @@ Status EnsureSubmitted(RunContext& ctx, const JobRecord& job, bool* finished_uns
                                    {"status", JobStatusToJson(st)}}}});
 }
 
+// A cancellation the launcher could not confirm (the job did not stop in time, the launcher
+// failed): said on stderr, and the job stays in flight. The stop goes on, so that the pause is
+// still recorded (tests/integration/signals); a resumed campaign reconciles the job by name.
+Status CancelUnconfirmed(RunContext& ctx, const std::string& name, const Status& why) {
+  *ctx.options->err << "attune run: the cancellation of job " << name << " is not confirmed ("
+                    << why.message() << "); it stays in flight and is reconciled when the campaign "
+                    << "resumes\n";
+  return Status::Ok();
+}
+
 // Cancels a running job on request and waits (bounded) for the launcher to confirm.
 Status CancelAndRecord(RunContext& ctx, const std::string& name) {
-  ATTUNE_RETURN_IF_ERROR(ctx.launcher->Cancel(name));
+  if (Status asked = ctx.launcher->Cancel(name); !asked.ok()) return CancelUnconfirmed(ctx, name, asked);
   for (int i = 0; i < 100; ++i) {
-    ATTUNE_ASSIGN_OR_RETURN(JobStatus st, ctx.launcher->Poll(name));
-    if (IsTerminal(st.state)) {
+    Result<JobStatus> st = ctx.launcher->Poll(name);
+    if (!st.ok()) return CancelUnconfirmed(ctx, name, st.status());
+    if (IsTerminal(st->state)) {
       const JobRecord* job = ctx.state.FindJob(name);
-      return ctx.Append({NewEvent{events::kJobFinished, ResultData(ctx, *job, st, true)}});
+      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, *st, true));
+      return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return Status::DeadlineExceeded("job " + name + " did not stop within 10 s of its cancellation; "
-                                  "it stays in flight and is reconciled on resume");
+  return CancelUnconfirmed(ctx, name, Status::DeadlineExceeded("it did not stop within 10 s"));
 }
 
 }  // namespace
@@ -188,7 +204,8 @@ Status DriveJob(RunContext& ctx, const std::string& name) {
     job = ctx.state.FindJob(name);
     if (IsTerminal(st.state)) {
       CrashPoint("job.ended");
-      return ctx.Append({NewEvent{events::kJobFinished, ResultData(ctx, *job, st, false)}});
+      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, st, false));
+      return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
     }
     if (st.state == JobState::kUnknown) {
       // The launcher lost a submitted job: it did not run, so submitting again is safe.
