@@ -138,8 +138,13 @@ bool FileExists(const std::string& path) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+  // Close-on-exec, so that the job inherits the dup2'ed stdin and not a second descriptor.
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd == STDIN_FILENO) {
+    ::fcntl(null_fd, F_SETFD, 0);  // because dup2 onto itself would keep close-on-exec
+  } else if (null_fd >= 0) {
+    ::dup2(null_fd, STDIN_FILENO);
+  }
   if (!o.workdir.empty() && ::chdir(o.workdir.c_str()) != 0) {
     int err = errno;
     (void)!::write(report_fd, &err, sizeof err);

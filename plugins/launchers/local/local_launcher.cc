@@ -279,7 +279,14 @@ Result<JobStatus> LocalLauncher::SubmitLocked(const JobSpec& spec) {
   ATTUNE_RETURN_IF_ERROR(PrepareLog(spec.log_path));
   const std::string dir = RecordDir(spec.name);
   std::error_code ec;
-  fs::remove_all(dir, ec);  // a record without start.json never ran: start clean
+  // The record showed no start, but it is cleaned, not deleted: a wrapper spawned by an engine that
+  // was killed before it wrote spawn.json may take the lock and write start.json at any moment,
+  // and deleting the directory under it (its lock file, its start.json) would let the wrapper
+  // spawned below start the job a second time. Kept, start.json and the lock make that one refuse.
+  // Without start.json, an end.json is that of a wrapper whose fork failed: stale.
+  if (!fs::exists(dir + "/" + kStartFile)) fs::remove(dir + "/" + kEndFile, ec);
+  fs::remove(dir + "/" + kSpawnFile, ec);
+  ec.clear();
   fs::create_directories(dir, ec);
   if (ec) return Status::IoError("local launcher: cannot create '" + dir + "': " + ec.message());
   json submit = {{"name", spec.name},        {"log_path", spec.log_path},

@@ -61,16 +61,28 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   return out;
 }
 
+// Makes `target` a copy of `fd` that exec keeps (dup2 of a descriptor onto itself would keep its
+// close-on-exec flag, so that case clears it). Async-signal-safe.
+void InheritAs(int fd, int target) {
+  if (fd == target) {
+    ::fcntl(fd, F_SETFD, 0);
+  } else {
+    ::dup2(fd, target);
+  }
+}
+
 // The child between fork and exec: async-signal-safe calls only.
 [[noreturn]] void BecomeWrapper(char* const* argv, char* const* envp, const char* output,
                                 int report_fd, int pin_cpus) {
   ::setsid();
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-  int out_fd = ::open(output, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  // O_CLOEXEC: the dup2'ed copies are inherited, the originals are not; otherwise the wrapper and
+  // the job would keep an extra descriptor on /dev/null and on the job's log.
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd >= 0) InheritAs(null_fd, STDIN_FILENO);
+  int out_fd = ::open(output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (out_fd >= 0) {
-    ::dup2(out_fd, STDOUT_FILENO);
-    ::dup2(out_fd, STDERR_FILENO);
+    InheritAs(out_fd, STDOUT_FILENO);
+    InheritAs(out_fd, STDERR_FILENO);
   }
   if (pin_cpus > 0) {
     cpu_set_t set;
