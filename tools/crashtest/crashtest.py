@@ -5,15 +5,26 @@ crash points, restarts it until the campaign finishes, and checks after every ru
   1. no acknowledged event was lost (the engine appends each acknowledged seq to --ack-file; after
      every kill the log must still hold at least that many events, and `attune verify` must pass);
   2. no job was submitted twice (launchers append every real submission to
-     <campaign>/<launcher dir>/submissions.log) and none is left in flight or forgotten;
+     <campaign>/<launcher dir>/submissions.log; real jobs started through audited_job.py also
+     record their own start) and none is left in flight, forgotten or recorded submitted twice;
   3. the GPU-hours charged equal the sum of the jobs' device hours;
   4. with the same seed, the final leader, RESULTS.md and REPORT.md are identical to an
-     uninterrupted run (wall-clock timestamps aside).
+     uninterrupted run (wall-clock timestamps aside), and so is the set of jobs started;
+  5. for launchers that run real processes (local): after every kill each started job is still
+     running under its wrapper or has recorded its end, the engine's JobFinished agrees with the
+     wrapper's record, no job inherited a descriptor into the campaign, and once the campaign has
+     finished no process is left that refers to the campaign directory (realprocs.py).
+
+Only the simulated launcher is deterministic. For any other launcher (or with --nondeterministic)
+check 4 cannot hold — real measurements differ, so the agent's choices and the jobs differ — and
+is skipped, which the output says; checks 1-3 and 5 still apply.
 
 Usage:
   crashtest.py --attune build/bin/attune --workflow W.yaml [--workflow W2.yaml] --kills 50
-               [--seed 1] [--workdir DIR] [--json]
+               [--seed 1] [--workdir DIR] [--json] [--nondeterministic] [--cwd DIR] [--verbose]
+               [--sabotage-double-start]
 Exit 0 when every check held; 1 when a violation was found (each is printed); 2 on bad usage.
+With --sabotage-double-start (a self-test) exit 0 only when the double start it causes is caught.
 """
 import argparse
 import json
@@ -27,6 +38,8 @@ import sys
 import tempfile
 import time
 
+import realprocs
+
 CRASH_POINTS = [
     "log.append.before",
     "log.append.after",
@@ -35,6 +48,8 @@ CRASH_POINTS = [
     "job.ended",
     "report.writing",
 ]
+DETERMINISTIC_LAUNCHERS = {"sim"}
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?Z?")
 
 
@@ -44,19 +59,26 @@ class Suite:
         self.rng = random.Random(args.seed)
         self.kills = 0
         self.restarts = 0
+        self.kills_during_jobs = 0  # kills that left real jobs running under their wrappers
+        self.sabotaged = None  # the job hidden by --sabotage-double-start
         self.violations = []
+        self.skipped = []  # workflows whose reference comparison was skipped (nondeterministic)
         self.env = dict(os.environ)
+        self.deterministic = True  # of the workflow being run; set from its reference run
 
     # -- running the engine -------------------------------------------------------------------
     def run_engine(self, workflow, campaign, ack_file, crash_at=None, kill_after=None):
         env = dict(self.env)
         env.pop("ATTUNE_CRASH_AT", None)
+        # Real jobs started through tools/crashtest/audited_job.py record each start here.
+        env["ATTUNE_CRASHTEST_AUDIT"] = self.audit_file(campaign)
         if crash_at:
             env["ATTUNE_CRASH_AT"] = crash_at
         cmd = [self.args.attune, "run", workflow, "--dir", campaign, "--ack-file", ack_file]
         start = time.monotonic()
+        # From the repository root: recipes' entry points (tools/minigpt/...) are relative to it.
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True, cwd=self.args.cwd)
         try:
             _, err = proc.communicate(timeout=kill_after)
         except subprocess.TimeoutExpired:
@@ -115,6 +137,63 @@ class Suite:
         if count < acked:
             self.violation(where, f"log holds {count} events but seq {acked} was acknowledged")
 
+    def check_jobs_after_kill(self, where, campaign):
+        """Real processes: every started job is still running or has recorded its end."""
+        problems, running = realprocs.check_records_after_kill(campaign)
+        for problem in problems:
+            self.violation(where, problem)
+        if running:
+            self.kills_during_jobs += 1
+        return running
+
+    def hide_running_job(self, campaign):
+        """Self-test of the suite: moves a running job's record away, as a launcher that forgot the
+        job would, so that the restarted engine starts it a second time."""
+        for name, record in sorted(realprocs.job_records(campaign).items()):
+            if os.path.exists(os.path.join(record, "start.json")) and \
+                    not os.path.exists(os.path.join(record, "end.json")):
+                os.rename(record, record + ".hidden")
+                print(f"crashtest: sabotage: hid the record of running job {name}; the checks must "
+                      f"now report it started twice", file=sys.stderr, flush=True)
+                return name
+        return None
+
+    def check_no_orphans(self, where, campaign):
+        for orphan in realprocs.wait_for_no_orphans(campaign):
+            self.violation(where, f"process left running after the campaign finished: {orphan}")
+
+    @staticmethod
+    def audit_file(campaign):
+        return os.path.join(os.path.dirname(campaign), "audit.log")
+
+    def check_audit(self, where, campaign, requested):
+        """The jobs' own record of their starts (audited_job.py): none twice, none unrequested, and
+        no job holding a descriptor into the campaign other than its stdout/stderr (leaked from the
+        launcher or the wrapper)."""
+        path = self.audit_file(campaign)
+        if not os.path.exists(path):
+            return
+        pids = {}
+        root = os.path.realpath(campaign) + "/"
+        with open(path) as f:
+            for line in f:
+                try:
+                    start = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line torn by a kill of the job itself cannot count as a start
+                pids.setdefault(start.get("job"), []).append(str(start.get("pid")))
+                leaked = {fd: t for fd, t in start.get("inherited", {}).items() if t.startswith(root)}
+                if leaked:
+                    self.violation(where, f"job {start.get('job')} inherited descriptors into the "
+                                          f"campaign: {leaked}")
+        for name, started in sorted(pids.items()):
+            if len(started) > 1:
+                self.violation(where, f"job {name} really started {len(started)} times (pids "
+                                      f"{', '.join(started)}, from the job itself)")
+        unrequested = sorted(set(pids) - requested)
+        if unrequested:
+            self.violation(where, f"processes ran for jobs never requested: {unrequested}")
+
     def submissions(self, campaign):
         """Every job the launchers really started: each keeps <campaign>/<its dir>/submissions.log."""
         names = []
@@ -148,6 +227,11 @@ class Suite:
             self.violation(where, f"jobs requested but never recorded as finished: {sorted(requested - done)}")
         if len(done) != len(finished):
             self.violation(where, "a job was recorded as finished twice")
+        submitted = [e["data"].get("job") for e in events or [] if e.get("type") == "JobSubmitted"]
+        twice = sorted({n for n in submitted if submitted.count(n) > 1})
+        if twice:
+            self.violation(where, f"jobs recorded as submitted twice: {twice}")
+        self.check_audit(where, campaign, requested)
         # The launcher's own times: devices × (end − start) of each job.
         device_hours = 0.0
         for f in finished:
@@ -159,7 +243,10 @@ class Suite:
             self.violation(where, f"budget charged {charged} but JobFinished events sum to {charged_sum}")
         if abs(charged_sum - device_hours) > 1e-6 * max(1.0, device_hours) and not self.args.reserve_charges:
             self.violation(where, f"charged {charged_sum} GPU-hours but the jobs ran {device_hours} device-hours")
-        if reference:
+        for problem in realprocs.check_finished_against_records(campaign, {f.get("job"): f for f in finished}):
+            self.violation(where, problem)
+        self.check_no_orphans(where, campaign)
+        if reference and self.deterministic:
             ref_names = self.submissions(reference)
             if sorted(set(names)) != sorted(set(ref_names)):
                 self.violation(where, f"submitted jobs differ from the uninterrupted run: "
@@ -189,6 +276,18 @@ class Suite:
         if rc != 0:
             raise SystemExit(f"crashtest: the uninterrupted run of {workflow} failed (exit {rc}): {err}")
         self.reference_status, _ = self.attune_json("status", campaign)
+        launcher = (self.reference_status or {}).get("launcher", "")
+        self.deterministic = launcher in DETERMINISTIC_LAUNCHERS and not self.args.nondeterministic
+        if not self.deterministic:
+            self.skipped.append(os.path.basename(workflow))
+            print(f"crashtest: {os.path.basename(workflow)}: launcher '{launcher}' is not deterministic"
+                  f"{' (--nondeterministic)' if self.args.nondeterministic else ''}; skipping the "
+                  f"comparison with the uninterrupted run (leader, RESULTS.md, REPORT.md, set of jobs)",
+                  file=sys.stderr if self.args.json else sys.stdout, flush=True)
+        events, _ = self.events(campaign)
+        requested = {e["data"].get("job") for e in events or [] if e.get("type") == "JobRequested"}
+        self.check_audit(f"{os.path.basename(workflow)} reference", campaign, requested)
+        self.check_no_orphans(f"{os.path.basename(workflow)} reference", campaign)
         return campaign, seconds
 
     def crash_run(self, workflow, root, index, kills_wanted, ref_seconds, reference):
@@ -196,19 +295,34 @@ class Suite:
         ack = os.path.join(root, f"crash-{index}.ack")
         where = f"{os.path.basename(workflow)} run {index}"
         kills_here = 0
+        # Timed kills fall within the reference's duration. Where that is long (real jobs: tens of
+        # seconds) they fall within 2 × its share per kill, so that the kills of one run spread
+        # over the whole campaign instead of most being drawn after it has finished.
+        kill_window = max(0.05, min(ref_seconds, max(1.0, 2.0 * ref_seconds / kills_wanted)))
         for attempt in range(kills_wanted * 4 + 20):
             crash_at, kill_after = None, None
             if kills_here < kills_wanted:
                 if self.rng.random() < 0.5:
                     crash_at = f"{self.rng.choice(CRASH_POINTS)}:{self.rng.randint(1, 6)}"
                 else:
-                    kill_after = self.rng.uniform(0.0, max(0.05, ref_seconds))
-            rc, _, err = self.run_engine(workflow, campaign, ack, crash_at, kill_after)
+                    kill_after = self.rng.uniform(0.0, kill_window)
+            rc, seconds, err = self.run_engine(workflow, campaign, ack, crash_at, kill_after)
             self.restarts += 1
+            if self.args.verbose:
+                how = f"ATTUNE_CRASH_AT={crash_at}" if crash_at else (
+                    f"kill after {kill_after:.2f} s" if kill_after is not None else "no kill")
+                print(f"  {where} start {attempt + 1}: {how}: exit {rc} after {seconds:.2f} s",
+                      file=sys.stderr, flush=True)
             if rc == -signal.SIGKILL or rc == 128 + signal.SIGKILL:
                 self.kills += 1
                 kills_here += 1
                 self.check_acknowledged(f"{where} after kill {kills_here}", campaign, ack)
+                running = self.check_jobs_after_kill(f"{where} after kill {kills_here}", campaign)
+                if self.args.verbose and running:
+                    print(f"    {running} job(s) left running under their wrappers", file=sys.stderr,
+                          flush=True)
+                if running and getattr(self.args, "sabotage_double_start", False) and not self.sabotaged:
+                    self.sabotaged = self.hide_running_job(campaign)
                 continue
             if rc == 0:
                 break
@@ -231,7 +345,10 @@ class Suite:
             shutil.rmtree(wroot, ignore_errors=True)
             os.makedirs(wroot)
             reference, ref_seconds = self.reference_run(workflow, wroot)
-            kills_before = self.kills
+            if self.args.verbose:
+                print(f"  {os.path.basename(workflow)}: uninterrupted run {ref_seconds:.1f} s",
+                      file=sys.stderr, flush=True)
+            kills_before, during_before = self.kills, self.kills_during_jobs
             index = 0
             while self.kills - kills_before < per_workflow:
                 index += 1
@@ -239,14 +356,34 @@ class Suite:
                 if got == 0 and index > per_workflow * 2:
                     self.violation(workflow, "no kill landed: the campaign finishes before any kill")
                     break
+            if realprocs.job_records(reference) and self.kills_during_jobs == during_before:
+                self.violation(workflow, "no kill landed while a real job ran, so restarting with "
+                                         "jobs in flight was not tested; use more --kills")
         summary = {"kills": self.kills, "restarts": self.restarts, "violations": len(self.violations),
-                   "seconds": round(time.monotonic() - started, 1), "workdir": root}
+                   "seconds": round(time.monotonic() - started, 1), "workdir": root,
+                   "kills_during_jobs": self.kills_during_jobs,
+                   "reference_comparison_skipped": self.skipped}
         if self.args.json:
             print(json.dumps(summary))
         else:
-            print(f"crashtest: {self.kills} kills survived, {self.restarts} restarts, "
+            during = f" ({self.kills_during_jobs} while real jobs ran)" if self.kills_during_jobs else ""
+            print(f"crashtest: {self.kills} kills survived{during}, {self.restarts} restarts, "
                   f"{len(self.violations)} violations, {summary['seconds']} s ({root})")
+        if getattr(self.args, "sabotage_double_start", False):
+            return self.sabotage_verdict()
         return 0 if not self.violations else 1
+
+    def sabotage_verdict(self):
+        """With --sabotage-double-start the suite tests itself: exit 0 when it caught the double
+        start it caused (in submissions.log and from the job itself), 1 otherwise."""
+        if not self.sabotaged:
+            print("crashtest: sabotage: no kill left a job running, nothing was hidden; use more --kills")
+            return 1
+        caught = [v for v in self.violations if self.sabotaged in v and
+                  ("submitted twice" in v or "really started" in v)]
+        print(f"crashtest: sabotage of {self.sabotaged}: {'caught' if len(caught) >= 2 else 'NOT caught'} "
+              f"({len(caught)} of the 2 expected reports)")
+        return 0 if len(caught) >= 2 else 1
 
 
 def main():
@@ -257,9 +394,22 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workdir", help="where campaigns go (default: a new temp dir)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--verbose", action="store_true", help="one line per engine start on stderr")
+    p.add_argument("--nondeterministic", action="store_true",
+                   help="do not compare with the uninterrupted run (automatic for launchers other than sim)")
+    p.add_argument("--cwd", default=REPO_ROOT,
+                   help="working directory of the engine (default: the repository root, which "
+                        "recipes' entry points are relative to)")
+    p.add_argument("--sabotage-double-start", action="store_true",
+                   help="self-test: after a kill, hide a running job's record so that it is started "
+                        "twice; exits 0 only when the checks caught it")
     p.add_argument("--reserve-charges", action="store_true",
                    help="jobs without launcher times are charged their reservation (do not compare)")
     args = p.parse_args()
+    args.attune = os.path.abspath(args.attune)
+    args.workflow = [os.path.abspath(w) for w in args.workflow]
+    if args.workdir:
+        args.workdir = os.path.abspath(args.workdir)
     if not os.access(args.attune, os.X_OK):
         print(f"crashtest: {args.attune} is not an executable attune binary", file=sys.stderr)
         return 2
