@@ -19,13 +19,23 @@ std::atomic<bool> g_stop_requested{false};
 
 extern "C" void OnStopSignal(int) { g_stop_requested.store(true); }
 
-// SIGINT/SIGTERM only set a flag: the campaign pauses at a safe point and records it.
+// SIGINT/SIGTERM only set a flag: the campaign pauses at a safe point and records it. The flag is
+// polled, so a system call the signal lands in is restarted rather than failed (SA_RESTART).
+// SIGPIPE is ignored: a Ctrl-C also kills the reader of `attune run | tee log`, and the progress
+// line printed after that must fail as a write, not kill the engine before it has cancelled its
+// jobs and recorded the pause (tests/integration/signals). Jobs get default dispositions back
+// (the job wrapper resets them).
 void InstallStopHandlers() {
   struct sigaction action = {};
   action.sa_handler = OnStopSignal;
+  action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, nullptr);
 }
 
 // Says early, and the same way with or without the steps layer, that another attune holds DIR.
