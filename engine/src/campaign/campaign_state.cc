@@ -84,6 +84,7 @@ Status CampaignState::Apply(const EventRecord& e) {
     } else if (t == events::kGateVerdict) s = ApplyGate(d);
     else if (t == events::kJobRequested) s = ApplyRequested(d);
     else if (t == events::kJobSubmitted) s = ApplySubmitted(d);
+    else if (t == events::kJobCancelRequested) s = ApplyCancelRequested(d);
     else if (t == events::kJobFinished) s = ApplyFinished(d);
     else if (t == events::kCandidateRanked) s = ApplyRanked(d);
     else if (t == events::kLeaderChanged) s = ApplyLeader(d);
@@ -207,6 +208,14 @@ Status CampaignState::ApplySubmitted(const json& d) {
   return Status::Ok();
 }
 
+Status CampaignState::ApplyCancelRequested(const json& d) {
+  auto* j = MutableJob(d.at("job").get<std::string>());
+  if (!j) return Malformed(events::kJobCancelRequested, "cancellation of an unrequested job");
+  if (j->finished) return Malformed(events::kJobCancelRequested, "cancellation of finished job " + j->name);
+  j->cancel_requested = true;
+  return Status::Ok();
+}
+
 Status CampaignState::ApplyFinished(const json& d) {
   auto* j = MutableJob(d.at("job").get<std::string>());
   if (!j) return Malformed(events::kJobFinished, "finish of an unrequested job");
@@ -223,7 +232,9 @@ Status CampaignState::ApplyFinished(const json& d) {
   }
   for (const auto& g : d.value("diagnosis", json::array())) j->diagnosis.push_back(DiagnosisFromJson(g));
   j->log_path = d.value("log_path", "");
-  j->cancelled_by_engine = d.value("cancelled_by_engine", false);
+  // A job the engine asked to stop is the engine's doing even when the stop was confirmed only
+  // after a restart (the launcher then reports a plain cancelled or killed job).
+  j->cancelled_by_engine = d.value("cancelled_by_engine", false) || j->cancel_requested;
   // Charge and release in one step: the ledger never shows a job both reserved and charged.
   ledger.reserved -= j->reserved_gpu_hours;
   if (ledger.reserved < 1e-12) ledger.reserved = std::max(0.0, ledger.reserved);

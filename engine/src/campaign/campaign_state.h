@@ -85,6 +85,7 @@ struct JobRecord {
   std::optional<Failure> failure;
   std::vector<Diagnosis> diagnosis;
   std::string log_path;
+  bool cancel_requested = false;     // JobCancelRequested: the engine asked the launcher to stop it
   bool cancelled_by_engine = false;  // stopped by `--on-stop cancel`: does not count as a result
 
   bool InFlight() const { return !finished; }
@@ -216,6 +217,7 @@ class CampaignState {
   Status ApplyGate(const nlohmann::json& d);
   Status ApplyRequested(const nlohmann::json& d);
   Status ApplySubmitted(const nlohmann::json& d);
+  Status ApplyCancelRequested(const nlohmann::json& d);
   Status ApplyFinished(const nlohmann::json& d);
   Status ApplyRanked(const nlohmann::json& d);
   Status ApplyLeader(const nlohmann::json& d);

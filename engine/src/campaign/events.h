@@ -17,6 +17,7 @@ inline constexpr char kAgentFailed[] = "AgentFailed";
 inline constexpr char kGateVerdict[] = "GateVerdict";
 inline constexpr char kJobRequested[] = "JobRequested";
 inline constexpr char kJobSubmitted[] = "JobSubmitted";
+inline constexpr char kJobCancelRequested[] = "JobCancelRequested";
 inline constexpr char kJobFinished[] = "JobFinished";
 inline constexpr char kCandidateRanked[] = "CandidateRanked";
 inline constexpr char kLeaderChanged[] = "LeaderChanged";

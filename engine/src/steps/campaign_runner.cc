@@ -236,9 +236,12 @@ int RunCampaign(const RunOptions& o) {
   Status s = RunSteps(ctx);
   if (IsStop(s)) {
     const char* how = o.on_stop == OnStop::kCancel ? "cancel" : "leave_running";
+    json in_flight = json::array();
+    for (const auto* j : ctx.state.InFlightJobs()) in_flight.push_back(j->name);
     Status paused = ctx.Append({NewEvent{events::kCampaignPaused,
                                          json{{"reason", "stop requested"}, {"on_stop", how},
-                                              {"jobs_in_flight", ctx.state.InFlightJobs().size()}}}});
+                                              {"jobs_in_flight", in_flight.size()},
+                                              {"jobs", in_flight}}}});
     if (!paused.ok()) return Fail(o, {paused});
     ctx.Say("paused; resume with the same command (jobs in flight are reconciled)");
     return kExitPaused;

@@ -149,6 +149,11 @@ Status CancelUnconfirmed(RunContext& ctx, const std::string& name, const Status&
 
 // Cancels a running job on request and waits (bounded) for the launcher to confirm.
 Status CancelAndRecord(RunContext& ctx, const std::string& name) {
+  // Recorded first, so that a confirmation that comes only after a crash or an unconfirmed stop
+  // is still known to be the engine's cancellation (it must not count as the job's result).
+  if (const JobRecord* job = ctx.state.FindJob(name); job && !job->cancel_requested) {
+    ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kJobCancelRequested, json{{"job", name}}}}));
+  }
   if (Status asked = ctx.launcher->Cancel(name); !asked.ok()) return CancelUnconfirmed(ctx, name, asked);
   for (int i = 0; i < 100; ++i) {
     Result<JobStatus> st = ctx.launcher->Poll(name);
@@ -161,6 +166,33 @@ Status CancelAndRecord(RunContext& ctx, const std::string& name) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return CancelUnconfirmed(ctx, name, Status::DeadlineExceeded("it did not stop within 10 s"));
+}
+
+// A job the engine cancelled whose end is not recorded (the launcher had not confirmed the
+// cancellation when the engine stopped or crashed): asks again, since Cancel is idempotent, waits
+// for the end and records it as the engine's cancellation. It is never submitted again; a job the
+// launcher no longer knows is recorded as cancelled without launcher times (charged nothing).
+Status FinishCancelled(RunContext& ctx, const std::string& name) {
+  if (Status again = ctx.launcher->Cancel(name); !again.ok()) {
+    ctx.Say("job " + name + ": asking again to cancel it failed (" + again.message() +
+            "); waiting for its end");
+  }
+  while (true) {
+    ATTUNE_ASSIGN_OR_RETURN(JobStatus st, ctx.launcher->Poll(name));
+    const JobRecord* job = ctx.state.FindJob(name);
+    if (st.state == JobState::kUnknown) {
+      st.name = name;
+      st.state = JobState::kCancelled;
+      st.reason = "cancelled by the engine; the launcher no longer knows the job";
+    }
+    if (IsTerminal(st.state)) {
+      CrashPoint("job.ended");
+      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, st, true));
+      return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
+    }
+    if (ctx.StopRequested()) return StopStatus();
+    ctx.SleepUnlessStopped(ctx.launcher->PollIntervalSeconds());
+  }
 }
 
 }  // namespace
@@ -196,6 +228,7 @@ Status DriveJob(RunContext& ctx, const std::string& name) {
   const JobRecord* job = ctx.state.FindJob(name);
   if (!job) return Status::Internal("DriveJob: unknown job " + name);
   if (job->finished) return Status::Ok();
+  if (job->cancel_requested) return FinishCancelled(ctx, name);
   bool finished_unstarted = false;
   ATTUNE_RETURN_IF_ERROR(EnsureSubmitted(ctx, *job, &finished_unstarted));
   if (finished_unstarted) return Status::Ok();

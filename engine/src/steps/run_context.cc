@@ -110,6 +110,7 @@ std::string SummarizeEvent(const std::string& type, const nlohmann::json& d) {
     return fmt::format("verified speedup of {}: {:.3f}x (min {:.3f}, max {:.3f})", d.value("leader", ""),
                        d.value("median", 0.0), d.value("min", 0.0), d.value("max", 0.0));
   }
+  if (type == kJobCancelRequested) return "job " + d.value("job", "") + ": cancellation requested";
   if (type == kCampaignPaused) return "campaign paused: " + d.value("reason", "");
   if (type == kCampaignFinished) return "campaign finished";
   if (type == kReportWritten) return "report written";

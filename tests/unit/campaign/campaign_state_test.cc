@@ -94,6 +94,23 @@ TEST_CASE("a job cancelled by the engine does not count as a result", "[fold]") 
   CHECK(s.NextAttempt("baseline", "baseline", 0) == 2);
 }
 
+TEST_CASE("a job whose cancellation was requested is the engine's even if its end says otherwise", "[fold]") {
+  // The launcher confirmed the cancellation only after the engine had stopped: the resumed engine
+  // may record a plain cancelled (or even succeeded) end; the request in the log decides.
+  LogBuilder b;
+  b.Request("t-baseline-1", "baseline", "baseline");
+  b.Add(events::kJobCancelRequested, json{{"job", "t-baseline-1"}});
+  CampaignState s = b.Fold();
+  CHECK(s.FindJob("t-baseline-1")->cancel_requested);
+  CHECK(s.InFlightJobs().size() == 1);
+  b.Finish("t-baseline-1", 30, TestMeasurement(1000), std::nullopt, /*cancelled=*/false);
+  s = b.Fold();
+  CHECK(s.FindJob("t-baseline-1")->cancelled_by_engine);
+  CHECK(s.JobsOf("baseline", "baseline").empty());
+  CHECK(s.ledger.charged == Approx(2 * 30.0 / 3600));
+  CHECK(s.NextAttempt("baseline", "baseline", 0) == 2);
+}
+
 TEST_CASE("a candidate goes from proposal through gate, job and rank to leader", "[fold]") {
   LogBuilder b;
   b.BaselineRun(1, 1000);
@@ -202,6 +219,19 @@ TEST_CASE("logs that cannot be folded are refused with the seq and the reason", 
     auto s = CampaignState::Fold(b.events());
     REQUIRE_FALSE(s.ok());
     CHECK_THAT(s.status().message(), Catch::Contains("finished twice"));
+  }
+  SECTION("a cancellation of an unrequested or finished job") {
+    LogBuilder b;
+    b.Add(events::kJobCancelRequested, json{{"job", "nobody"}});
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.status().message(), Catch::Contains("cancellation of an unrequested job"));
+    LogBuilder done;
+    done.Request("j", "baseline", "baseline").Finish("j", 10, TestMeasurement(1));
+    done.Add(events::kJobCancelRequested, json{{"job", "j"}});
+    auto f = CampaignState::Fold(done.events());
+    REQUIRE_FALSE(f.ok());
+    CHECK_THAT(f.status().message(), Catch::Contains("cancellation of finished job j"));
   }
   SECTION("a verdict for an unknown candidate") {
     LogBuilder b;
