@@ -39,7 +39,9 @@ bool LooksLikePython(const std::string& program) {
   return base.rfind("python", 0) == 0;
 }
 
-// Environment for the child: this process's, with `overrides` replacing or adding entries.
+// Environment for the child: this process's, with `overrides` replacing or adding entries. The
+// engine's crash-point switch (ATTUNE_CRASH_AT, for the crash suite) is the engine's alone: the
+// wrapper is the same binary and must never die at an engine crash point.
 std::vector<std::string> MergedEnvironment(
     const std::vector<std::pair<std::string, std::string>>& overrides) {
   std::map<std::string, std::string> merged;
@@ -48,6 +50,7 @@ std::vector<std::string> MergedEnvironment(
     auto eq = entry.find('=');
     if (eq != std::string::npos) merged[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
+  merged.erase("ATTUNE_CRASH_AT");
   for (const auto& [name, value] : overrides) merged[name] = value;
   std::vector<std::string> out;
   for (const auto& [name, value] : merged) out.push_back(name + "=" + value);

@@ -106,9 +106,14 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, pipes.err[1], 2);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  // Its own process group, so a timeout kills whatever it started too.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  // Its own process group, so a timeout kills whatever it started too. SIGPIPE back to its default:
+  // `attune run` ignores it, and an ignored disposition would survive the exec.
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
 
   std::vector<std::string> words = argv;
   std::vector<std::string> env_words = BuildEnvironment(options.env);
