@@ -150,6 +150,12 @@ bool FileExists(const std::string& path) {
     (void)!::write(report_fd, &err, sizeof err);
     ::_exit(126);
   }
+  // Nothing above stderr reaches the job, whatever the engine inherited or opened without
+  // close-on-exec: the job outlives the engine, and a pipe it kept open would keep whoever reads
+  // that pipe waiting for end-of-file until the job ends. (report_fd is close-on-exec already.)
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    for (int fd = 3; fd < 1024; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);  // kernels before 5.11
+  }
   std::vector<char*> argv;
   for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

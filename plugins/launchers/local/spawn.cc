@@ -93,6 +93,11 @@ void InheritAs(int fd, int target) {
     for (int i = 0; i < pin_cpus; ++i) CPU_SET(i, &set);
     ::sched_setaffinity(0, sizeof set, &set);
   }
+  // Nothing above stderr reaches the wrapper (and so the job), whatever the engine holds without
+  // close-on-exec; report_fd is close-on-exec already.
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    for (int fd = 3; fd < 1024; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);  // kernels before 5.11
+  }
   ::execve(argv[0], argv, envp);
   int err = errno;
   (void)!::write(report_fd, &err, sizeof err);
