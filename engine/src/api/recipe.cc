@@ -240,7 +240,10 @@ std::string RecipeId(const Recipe& recipe) {
   j["entry"] = recipe.entry;
   j["gpu_type"] = recipe.topology.gpu_type;
   for (const auto& [k, v] : canonical) j["keys"][k] = v ? nlohmann::json(*v) : nlohmann::json();
-  return Sha256Hex(j.dump()).substr(0, 12);
+  // Parsers refuse text that is not UTF-8 (api/utf8.h); a recipe built in code that still holds
+  // such bytes gets an id instead of an exception (U+FFFD for them; ids of UTF-8 recipes are
+  // unchanged).
+  return Sha256Hex(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).substr(0, 12);
 }
 
 std::string ShellQuote(const std::string& word) {

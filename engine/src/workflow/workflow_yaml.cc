@@ -4,6 +4,7 @@
 #include <regex>
 #include <sstream>
 
+#include "api/utf8.h"
 #include "plugin/plugin_host.h"
 #include "workflow/workflow.h"
 #include "workflow/yaml_reader.h"
@@ -216,6 +217,7 @@ Status ParseRoot(const YamlReader& r, const YAML::Node& root, const WorkflowSche
 
 Result<Workflow> ParseWorkflowYaml(const std::string& text, const std::string& source_path,
                                    const WorkflowSchema& schema) {
+  ATTUNE_RETURN_IF_ERROR(CheckUtf8(text, source_path, "a workflow file"));
   YamlReader reader(source_path);
   YAML::Node root;
   try {

@@ -1,0 +1,67 @@
+#include "utf8.h"
+
+#include <cstdio>
+
+namespace attune {
+namespace {
+
+// The length of the well-formed sequence at `i`, or 0 (the table of well-formed byte sequences
+// of the Unicode standard, section 3.9).
+size_t SequenceLength(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b0 = byte(i);
+  if (b0 < 0x80) return 1;
+  size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    len = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    len = 3;
+    if (b0 == 0xE0) lo = 0xA0;  // no overlong forms
+    if (b0 == 0xED) hi = 0x9F;  // no surrogates
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    len = 4;
+    if (b0 == 0xF0) lo = 0x90;  // no overlong forms
+    if (b0 == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < len; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
+std::optional<size_t> FirstInvalidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    size_t len = SequenceLength(text, i);
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::nullopt;
+}
+
+Status CheckUtf8(std::string_view text, const std::string& source, const std::string& what) {
+  auto bad = FirstInvalidUtf8(text);
+  if (!bad) return Status::Ok();
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < *bad; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[*bad]));
+  return Status::InvalidArgument(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                                 ": byte " + hex + " is not valid UTF-8; " + what +
+                                 " must be UTF-8 text (re-save the file as UTF-8)");
+}
+
+}  // namespace attune

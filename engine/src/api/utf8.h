@@ -1,0 +1,26 @@
+// UTF-8 validation of text read from users' files. YAML must be Unicode, but yaml-cpp does not
+// check, and nlohmann::json throws when it serializes a string that is not UTF-8 (recipe ids,
+// workflow hashes, events): files are checked once, where they are read, with a position.
+#ifndef ATTUNE_ENGINE_SRC_API_UTF8_H_
+#define ATTUNE_ENGINE_SRC_API_UTF8_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "attune/status.h"
+
+namespace attune {
+
+// The offset of the first byte that does not belong to a well-formed UTF-8 sequence (overlong
+// forms, surrogates and code points above U+10FFFF are not well-formed), or nullopt.
+std::optional<size_t> FirstInvalidUtf8(std::string_view text);
+
+// OK, or InvalidArgument "<source>:<line>:<column>: byte 0xNN is not valid UTF-8; <what> must be
+// UTF-8 text (re-save the file as UTF-8)".
+Status CheckUtf8(std::string_view text, const std::string& source, const std::string& what);
+
+}  // namespace attune
+
+#endif  // ATTUNE_ENGINE_SRC_API_UTF8_H_
