@@ -15,14 +15,23 @@ crash points, restarts it until the campaign finishes, and checks after every ru
      wrapper's record, no job inherited a descriptor into the campaign, and once the campaign has
      finished no process is left that refers to the campaign directory (realprocs.py).
 
+With --signals FRACTION, that share of the engine starts get SIGTERM or SIGINT instead of a kill,
+run with --on-stop cancel or leave; some of them are also killed inside the pause/cancel path (a
+crash point only a stop reaches, or a SIGKILL up to 0.5 s after the signal). An engine that pauses
+(exit 3) is checked like a killed one, plus: its log ends with CampaignPaused, and with --on-stop
+cancel no job was left in flight uncancelled. At the end every job with a JobCancelRequested must
+have finished with cancelled_by_engine and been started at most once (stops.py).
+
 Only the simulated launcher is deterministic. For any other launcher (or with --nondeterministic)
 check 4 cannot hold — real measurements differ, so the agent's choices and the jobs differ — and
-is skipped, which the output says; checks 1-3 and 5 still apply.
+is skipped, which the output says; checks 1-3 and 5 still apply. A campaign in which the engine
+cancelled a job is not compared either (the cancelled attempt is charged, and the step runs another),
+which the output also says; a campaign paused with --on-stop leave must still equal the reference.
 
 Usage:
   crashtest.py --attune build/bin/attune --workflow W.yaml [--workflow W2.yaml] --kills 50
                [--seed 1] [--workdir DIR] [--json] [--nondeterministic] [--cwd DIR] [--verbose]
-               [--sabotage-double-start]
+               [--sabotage-double-start] [--signals FRACTION]
 Exit 0 when every check held; 1 when a violation was found (each is printed); 2 on bad usage.
 With --sabotage-double-start (a self-test) exit 0 only when the double start it causes is caught.
 """
@@ -39,6 +48,7 @@ import tempfile
 import time
 
 import realprocs
+import stops
 
 CRASH_POINTS = [
     "log.append.before",
@@ -65,20 +75,43 @@ class Suite:
         self.skipped = []  # workflows whose reference comparison was skipped (nondeterministic)
         self.env = dict(os.environ)
         self.deterministic = True  # of the workflow being run; set from its reference run
+        self.signals = getattr(args, "signals", 0.0) or 0.0  # share of starts that get SIGTERM/SIGINT
+        self.pauses = 0  # starts that paused cleanly (exit 3)
+        self.cancels = 0  # jobs the engine cancelled (JobCancelRequested), over finished campaigns
+        self.signals_sent = 0  # signals that reached an engine catching them
+        self.kills_while_stopping = 0  # SIGKILLs (or crash points) that landed after a signal
+        self.cancel_skipped = []  # runs not compared with the reference because a job was cancelled
+        self.leave_paused_compared = 0  # runs with only leave-pauses, compared with the reference
+        self.pauses_during_jobs = 0  # pauses that left real jobs running (--on-stop leave)
+        self.last_signalled = False  # whether the last run_engine's stop signal reached the engine
 
     # -- running the engine -------------------------------------------------------------------
-    def run_engine(self, workflow, campaign, ack_file, crash_at=None, kill_after=None):
+    def run_engine(self, workflow, campaign, ack_file, crash_at=None, kill_after=None, stop=None):
+        """(exit code, seconds, stderr). `stop` (a stops.StopPlan) signals the engine instead of
+        killing it; self.last_signalled then says whether the signal reached it."""
         env = dict(self.env)
         env.pop("ATTUNE_CRASH_AT", None)
         # Real jobs started through tools/crashtest/audited_job.py record each start here.
         env["ATTUNE_CRASHTEST_AUDIT"] = self.audit_file(campaign)
+        if stop:
+            crash_at = stop.crash_at
         if crash_at:
             env["ATTUNE_CRASH_AT"] = crash_at
         cmd = [self.args.attune, "run", workflow, "--dir", campaign, "--ack-file", ack_file]
+        if stop:
+            cmd += ["--on-stop", stop.on_stop]
         start = time.monotonic()
         # From the repository root: recipes' entry points (tools/minigpt/...) are relative to it.
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 start_new_session=True, cwd=self.args.cwd)
+        self.last_signalled = False
+        if stop:
+            err, self.last_signalled, hung = stops.deliver(proc, stop, start)
+            if hung:
+                self.violation(f"{os.path.basename(campaign)} {stop.describe()}",
+                               f"the engine had not stopped {stops.STOP_LIMIT_S:.0f} s after the "
+                               f"signal; killed it")
+            return proc.returncode, time.monotonic() - start, err.decode(errors="replace")
         try:
             _, err = proc.communicate(timeout=kill_after)
         except subprocess.TimeoutExpired:
@@ -206,7 +239,9 @@ class Suite:
                     names += [line.split()[0] for line in f if line.strip()]
         return names
 
-    def check_final(self, where, campaign, reference):
+    def check_final(self, where, campaign, reference, leave_paused=False):
+        """The checks at the end of a campaign. `leave_paused`: the engine paused with --on-stop
+        leave during it, which must not change the result (counted when compared)."""
         names = self.submissions(campaign)
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -246,7 +281,17 @@ class Suite:
         for problem in realprocs.check_finished_against_records(campaign, {f.get("job"): f for f in finished}):
             self.violation(where, problem)
         self.check_no_orphans(where, campaign)
-        if reference and self.deterministic:
+        cancelled = stops.check_cancellations(self, where, events or [], names)
+        self.cancels += len(cancelled)
+        if reference and self.deterministic and cancelled:
+            # A cancelled attempt is charged and the step runs another: budget, jobs and so the
+            # agent's choices legitimately differ from the uninterrupted run.
+            self.cancel_skipped.append(where)
+            print(f"crashtest: {where}: the engine cancelled {len(cancelled)} job(s); skipping the "
+                  f"comparison with the uninterrupted run for this campaign",
+                  file=sys.stderr if self.args.json else sys.stdout, flush=True)
+        elif reference and self.deterministic:
+            self.leave_paused_compared += 1 if leave_paused else 0
             ref_names = self.submissions(reference)
             if sorted(set(names)) != sorted(set(ref_names)):
                 self.violation(where, f"submitted jobs differ from the uninterrupted run: "
@@ -294,28 +339,41 @@ class Suite:
         campaign = os.path.join(root, f"crash-{index}", "campaign")
         ack = os.path.join(root, f"crash-{index}.ack")
         where = f"{os.path.basename(workflow)} run {index}"
-        kills_here = 0
+        kills_here = 0  # kills and pauses: the stops this run has survived
+        leave_paused = False
         # Timed kills fall within the reference's duration. Where that is long (real jobs: tens of
         # seconds) they fall within 2 × its share per kill, so that the kills of one run spread
         # over the whole campaign instead of most being drawn after it has finished.
         kill_window = max(0.05, min(ref_seconds, max(1.0, 2.0 * ref_seconds / kills_wanted)))
         for attempt in range(kills_wanted * 4 + 20):
-            crash_at, kill_after = None, None
+            crash_at, kill_after, stop = None, None, None
             if kills_here < kills_wanted:
-                if self.rng.random() < 0.5:
+                # Drawn only with --signals, so that without it the kills are those of before.
+                if self.signals > 0 and self.rng.random() < self.signals:
+                    stop = stops.draw_plan(self.rng, kill_window)
+                elif self.rng.random() < 0.5:
                     crash_at = f"{self.rng.choice(CRASH_POINTS)}:{self.rng.randint(1, 6)}"
                 else:
                     kill_after = self.rng.uniform(0.0, kill_window)
-            rc, seconds, err = self.run_engine(workflow, campaign, ack, crash_at, kill_after)
+            rc, seconds, err = self.run_engine(workflow, campaign, ack, crash_at, kill_after, stop)
             self.restarts += 1
+            self.signals_sent += 1 if self.last_signalled else 0
             if self.args.verbose:
-                how = f"ATTUNE_CRASH_AT={crash_at}" if crash_at else (
+                how = stop.describe() if stop else f"ATTUNE_CRASH_AT={crash_at}" if crash_at else (
                     f"kill after {kill_after:.2f} s" if kill_after is not None else "no kill")
-                print(f"  {where} start {attempt + 1}: {how}: exit {rc} after {seconds:.2f} s",
+                print(f"  {where} start {attempt + 1}: {how}: exit {rc} after {seconds:.2f} s"
+                      f"{'' if not stop or self.last_signalled else ' (ended before the signal)'}",
                       file=sys.stderr, flush=True)
+            if rc == stops.EXIT_PAUSED and stop and self.last_signalled:
+                self.pauses += 1
+                kills_here += 1
+                leave_paused = leave_paused or stop.on_stop == "leave"
+                self.check_pause_survived(f"{where} after pause {kills_here}", campaign, ack, stop)
+                continue
             if rc == -signal.SIGKILL or rc == 128 + signal.SIGKILL:
                 self.kills += 1
                 kills_here += 1
+                self.kills_while_stopping += 1 if self.last_signalled else 0
                 self.check_acknowledged(f"{where} after kill {kills_here}", campaign, ack)
                 running = self.check_jobs_after_kill(f"{where} after kill {kills_here}", campaign)
                 if self.args.verbose and running:
@@ -332,8 +390,25 @@ class Suite:
             self.violation(where, "the campaign never finished")
             return kills_here
         self.check_acknowledged(f"{where} final", campaign, ack)
-        self.check_final(where, campaign, reference)
+        self.check_final(where, campaign, reference, leave_paused)
         return kills_here
+
+    def check_pause_survived(self, where, campaign, ack, stop):
+        """After a clean pause (exit 3): what must hold after a kill, and that the log ends with the
+        CampaignPaused the stop asked for (stops.check_pause)."""
+        self.check_acknowledged(where, campaign, ack)
+        events, err = self.events(campaign)
+        if events is None:
+            self.violation(where, f"cannot read events after the pause: {err}")
+        else:
+            stops.check_pause(self, where, campaign, stop, events)
+        problems, running = realprocs.check_records_after_kill(campaign)
+        for problem in problems:
+            self.violation(where, problem)
+        self.pauses_during_jobs += 1 if running else 0
+        if self.args.verbose and running:
+            print(f"    paused with {running} job(s) running under their wrappers", file=sys.stderr,
+                  flush=True)
 
     def run(self):
         root = self.args.workdir or tempfile.mkdtemp(prefix="attune-crashtest-")
@@ -348,9 +423,9 @@ class Suite:
             if self.args.verbose:
                 print(f"  {os.path.basename(workflow)}: uninterrupted run {ref_seconds:.1f} s",
                       file=sys.stderr, flush=True)
-            kills_before, during_before = self.kills, self.kills_during_jobs
+            stops_before, during_before = self.kills + self.pauses, self.kills_during_jobs
             index = 0
-            while self.kills - kills_before < per_workflow:
+            while self.kills + self.pauses - stops_before < per_workflow:
                 index += 1
                 got = self.crash_run(workflow, wroot, index, min(8, per_workflow), ref_seconds, reference)
                 if got == 0 and index > per_workflow * 2:
@@ -362,12 +437,25 @@ class Suite:
         summary = {"kills": self.kills, "restarts": self.restarts, "violations": len(self.violations),
                    "seconds": round(time.monotonic() - started, 1), "workdir": root,
                    "kills_during_jobs": self.kills_during_jobs,
-                   "reference_comparison_skipped": self.skipped}
+                   "reference_comparison_skipped": self.skipped,
+                   "pauses": self.pauses, "cancels": self.cancels, "signals": self.signals_sent,
+                   "kills_while_stopping": self.kills_while_stopping,
+                   "pauses_during_jobs": self.pauses_during_jobs,
+                   "leave_paused_runs_compared": self.leave_paused_compared,
+                   "reference_comparison_skipped_cancelled": self.cancel_skipped}
         if self.args.json:
             print(json.dumps(summary))
         else:
-            during = f" ({self.kills_during_jobs} while real jobs ran)" if self.kills_during_jobs else ""
-            print(f"crashtest: {self.kills} kills survived{during}, {self.restarts} restarts, "
+            notes = [f"{self.kills_during_jobs} while real jobs ran"] if self.kills_during_jobs else []
+            notes += [f"{self.kills_while_stopping} while stopping"] if self.signals else []
+            during = f" ({'; '.join(notes)})" if notes else ""
+            stopping = ""
+            if self.signals:
+                stopping = (f" ({self.signals_sent} signals, {self.pauses_during_jobs} pauses with real "
+                            f"jobs running, {self.leave_paused_compared} leave-paused runs compared "
+                            f"with the reference, {len(self.cancel_skipped)} runs with cancels not)")
+            print(f"crashtest: {self.kills} kills survived{during}, {self.pauses} pauses, "
+                  f"{self.cancels} cancels{stopping}, {self.restarts} restarts, "
                   f"{len(self.violations)} violations, {summary['seconds']} s ({root})")
         if getattr(self.args, "sabotage_double_start", False):
             return self.sabotage_verdict()
@@ -390,7 +478,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--attune", required=True, help="the attune binary")
     p.add_argument("--workflow", action="append", required=True, help="a workflow to run (repeatable)")
-    p.add_argument("--kills", type=int, default=50, help="SIGKILLs to land in total")
+    p.add_argument("--kills", type=int, default=50,
+                   help="SIGKILLs to land in total (with --signals: SIGKILLs and pauses)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workdir", help="where campaigns go (default: a new temp dir)")
     p.add_argument("--json", action="store_true")
@@ -403,6 +492,10 @@ def main():
     p.add_argument("--sabotage-double-start", action="store_true",
                    help="self-test: after a kill, hide a running job's record so that it is started "
                         "twice; exits 0 only when the checks caught it")
+    p.add_argument("--signals", type=float, default=0.0, metavar="FRACTION",
+                   help="share of engine starts that get SIGTERM or SIGINT (random) instead of a "
+                        "kill, with --on-stop cancel or leave (random), some also killed inside "
+                        "the pause/cancel path; pauses count towards --kills (default 0: none)")
     p.add_argument("--reserve-charges", action="store_true",
                    help="jobs without launcher times are charged their reservation (do not compare)")
     args = p.parse_args()
@@ -410,6 +503,10 @@ def main():
     args.workflow = [os.path.abspath(w) for w in args.workflow]
     if args.workdir:
         args.workdir = os.path.abspath(args.workdir)
+    if not 0.0 <= args.signals <= 1.0:
+        print(f"crashtest: --signals must be a fraction between 0 and 1, not {args.signals}",
+              file=sys.stderr)
+        return 2
     if not os.access(args.attune, os.X_OK):
         print(f"crashtest: {args.attune} is not an executable attune binary", file=sys.stderr)
         return 2

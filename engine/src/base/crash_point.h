@@ -12,6 +12,9 @@
 //   job.submitted       the launcher accepted the job, JobSubmitted not yet written
 //   job.ended           the launcher reports the job finished, JobFinished not yet written
 //   report.writing      half of the report files are written
+//   job.cancel_requested  JobCancelRequested is durable, the launcher not yet asked to cancel
+//   job.cancel_confirmed  the cancelled job ended, JobFinished not yet written
+//   campaign.pausing    the stop reached its safe point, CampaignPaused not yet written
 #ifndef ATTUNE_ENGINE_BASE_CRASH_POINT_H_
 #define ATTUNE_ENGINE_BASE_CRASH_POINT_H_
 

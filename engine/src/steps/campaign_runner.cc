@@ -6,6 +6,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "base/crash_point.h"
 #include "campaign/events.h"
 #include "log/resource_advice.h"
 #include "plugin/plugin_host.h"
@@ -238,6 +239,7 @@ int RunCampaign(const RunOptions& o) {
     const char* how = o.on_stop == OnStop::kCancel ? "cancel" : "leave_running";
     json in_flight = json::array();
     for (const auto* j : ctx.state.InFlightJobs()) in_flight.push_back(j->name);
+    CrashPoint("campaign.pausing");
     Status paused = ctx.Append({NewEvent{events::kCampaignPaused,
                                          json{{"reason", "stop requested"}, {"on_stop", how},
                                               {"jobs_in_flight", in_flight.size()},

@@ -153,12 +153,14 @@ Status CancelAndRecord(RunContext& ctx, const std::string& name) {
   // is still known to be the engine's cancellation (it must not count as the job's result).
   if (const JobRecord* job = ctx.state.FindJob(name); job && !job->cancel_requested) {
     ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kJobCancelRequested, json{{"job", name}}}}));
+    CrashPoint("job.cancel_requested");
   }
   if (Status asked = ctx.launcher->Cancel(name); !asked.ok()) return CancelUnconfirmed(ctx, name, asked);
   for (int i = 0; i < 100; ++i) {
     Result<JobStatus> st = ctx.launcher->Poll(name);
     if (!st.ok()) return CancelUnconfirmed(ctx, name, st.status());
     if (IsTerminal(st->state)) {
+      CrashPoint("job.cancel_confirmed");
       const JobRecord* job = ctx.state.FindJob(name);
       ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, *st, true));
       return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
