@@ -171,7 +171,7 @@ void EmitJson(YAML::Emitter& out, const nlohmann::json& j) {
 }  // namespace
 
 Result<Recipe> ParseRecipeYaml(const std::string& text, const std::string& source_name) {
-  ATTUNE_RETURN_IF_ERROR(CheckUtf8(text, source_name, "a recipe file"));
+  ATTUNE_RETURN_IF_ERROR(CheckYamlText(text, source_name, "a recipe file"));
   YAML::Node root;
   try {
     root = YAML::Load(text);

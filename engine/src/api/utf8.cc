@@ -45,11 +45,11 @@ std::optional<size_t> FirstInvalidUtf8(std::string_view text) {
   return std::nullopt;
 }
 
-Status CheckUtf8(std::string_view text, const std::string& source, const std::string& what) {
-  auto bad = FirstInvalidUtf8(text);
-  if (!bad) return Status::Ok();
+namespace {
+
+std::string Position(std::string_view text, size_t offset) {
   size_t line = 1, column = 1;
-  for (size_t i = 0; i < *bad; ++i) {
+  for (size_t i = 0; i < offset; ++i) {
     if (text[i] == '\n') {
       ++line;
       column = 1;
@@ -57,11 +57,36 @@ Status CheckUtf8(std::string_view text, const std::string& source, const std::st
       ++column;
     }
   }
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
+std::string Hex(unsigned char byte) {
   char hex[8];
-  std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[*bad]));
-  return Status::InvalidArgument(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                                 ": byte " + hex + " is not valid UTF-8; " + what +
-                                 " must be UTF-8 text (re-save the file as UTF-8)");
+  std::snprintf(hex, sizeof hex, "0x%02X", byte);
+  return hex;
+}
+
+bool IsControl(unsigned char c) { return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F; }
+
+}  // namespace
+
+Status CheckYamlText(std::string_view text, const std::string& source, const std::string& what) {
+  if (auto bad = FirstInvalidUtf8(text)) {
+    return Status::InvalidArgument(source + ":" + Position(text, *bad) + ": byte " +
+                                   Hex(static_cast<unsigned char>(text[*bad])) +
+                                   " is not valid UTF-8; " + what +
+                                   " must be UTF-8 text (re-save the file as UTF-8)");
+  }
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (IsControl(static_cast<unsigned char>(text[i]))) {
+      return Status::InvalidArgument(source + ":" + Position(text, i) + ": byte " +
+                                     Hex(static_cast<unsigned char>(text[i])) +
+                                     " is a control character; " + what +
+                                     " may hold no control characters other than tab and line "
+                                     "breaks");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace attune

@@ -1,6 +1,7 @@
-// UTF-8 validation of text read from users' files. YAML must be Unicode, but yaml-cpp does not
-// check, and nlohmann::json throws when it serializes a string that is not UTF-8 (recipe ids,
-// workflow hashes, events): files are checked once, where they are read, with a position.
+// Checks of text read from users' YAML files. YAML must be printable Unicode, but yaml-cpp does not
+// check: nlohmann::json throws when it serializes a string that is not UTF-8 (recipe ids, workflow
+// hashes, events), and yaml-cpp's emitter mangles control characters such as NUL, so a recipe
+// would not survive its own YAML form. Files are checked once, where they are read, with a position.
 #ifndef ATTUNE_ENGINE_SRC_API_UTF8_H_
 #define ATTUNE_ENGINE_SRC_API_UTF8_H_
 
@@ -18,8 +19,9 @@ namespace attune {
 std::optional<size_t> FirstInvalidUtf8(std::string_view text);
 
 // OK, or InvalidArgument "<source>:<line>:<column>: byte 0xNN is not valid UTF-8; <what> must be
-// UTF-8 text (re-save the file as UTF-8)".
-Status CheckUtf8(std::string_view text, const std::string& source, const std::string& what);
+// UTF-8 text (re-save the file as UTF-8)", or "...: byte 0xNN is a control character; <what> may
+// hold no control characters other than tab and line breaks".
+Status CheckYamlText(std::string_view text, const std::string& source, const std::string& what);
 
 }  // namespace attune
 

@@ -217,7 +217,7 @@ Status ParseRoot(const YamlReader& r, const YAML::Node& root, const WorkflowSche
 
 Result<Workflow> ParseWorkflowYaml(const std::string& text, const std::string& source_path,
                                    const WorkflowSchema& schema) {
-  ATTUNE_RETURN_IF_ERROR(CheckUtf8(text, source_path, "a workflow file"));
+  ATTUNE_RETURN_IF_ERROR(CheckYamlText(text, source_path, "a workflow file"));
   YamlReader reader(source_path);
   YAML::Node root;
   try {

@@ -35,6 +35,14 @@ TEST_CASE("a recipe file that is not UTF-8 is refused with line, column and advi
                  Catch::Contains("re-save the file as UTF-8"));
 }
 
+TEST_CASE("a recipe file with a control character is refused with its position", "[utf8][recipe]") {
+  auto recipe = ParseRecipeYaml(std::string("stack: megatron\nenv:\n  A\0B: \"1\"\n", 30), "r.yaml");
+  REQUIRE_FALSE(recipe.ok());
+  CHECK_THAT(recipe.status().message(),
+             Catch::StartsWith("r.yaml:3:4: byte 0x00 is a control character"));
+  CHECK(ParseRecipeYaml("stack: megatron\r\nentry:\t[python3, t.py]\r\n", "crlf.yaml").ok());
+}
+
 TEST_CASE("a recipe built in code with bytes that are not UTF-8 still gets an id", "[utf8][recipe]") {
   auto recipe = ParseRecipeYaml("stack: megatron\nentry: [python3, train.py]\n", "r.yaml");
   REQUIRE(recipe.ok());
