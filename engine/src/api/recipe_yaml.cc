@@ -90,7 +90,8 @@ Status ParseArgs(const std::string& source, const YAML::Node& args, Recipe* reci
 }
 
 Status ParseTopology(const std::string& source, const YAML::Node& t, Recipe* recipe) {
-  if (!t.IsMap()) return Bad(source, t, "topology", "expected a map {nodes, gpus_per_node, gpu_type}");
+  if (!t.IsMap())
+    return Bad(source, t, "topology", "expected a map {nodes, gpus_per_node, gpu_type}");
   static const std::set<std::string> kKeys = {"nodes", "gpus_per_node", "gpu_type"};
   for (const auto& kv : t) {
     std::string key = kv.first.as<std::string>();
@@ -114,7 +115,7 @@ Status ParseTopology(const std::string& source, const YAML::Node& t, Recipe* rec
 
 Status ParseRoot(const std::string& source, const YAML::Node& root, Recipe* recipe) {
   if (!root.IsMap()) return Bad(source, root, "(root)", "a recipe must be a YAML map");
-  static const std::set<std::string> kKeys = {"stack", "entry", "args", "env",
+  static const std::set<std::string> kKeys = {"stack",  "entry",    "args",         "env",
                                               "config", "topology", "launcher_hint"};
   for (const auto& kv : root) {
     std::string key = kv.first.as<std::string>();
@@ -125,7 +126,8 @@ Status ParseRoot(const std::string& source, const YAML::Node& root, Recipe* reci
   }
   if (!root["stack"]) return Bad(source, root, "stack", "missing (e.g. 'stack: megatron')");
   recipe->stack = root["stack"].as<std::string>();
-  if (!root["entry"]) return Bad(source, root, "entry", "missing (e.g. 'entry: [python3, pretrain_gpt.py]')");
+  if (!root["entry"])
+    return Bad(source, root, "entry", "missing (e.g. 'entry: [python3, pretrain_gpt.py]')");
   const YAML::Node& entry = root["entry"];
   if (entry.IsScalar()) {
     recipe->entry = SplitOnSpaces(entry.Scalar());
@@ -168,6 +170,55 @@ void EmitJson(YAML::Emitter& out, const nlohmann::json& j) {
   }
 }
 
+bool JsonIsPrintable(const nlohmann::json& j) {
+  if (j.is_string()) return IsPrintableText(j.get_ref<const std::string&>());
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!IsPrintableText(it.key()) || !JsonIsPrintable(it.value())) return false;
+    }
+  }
+  if (j.is_array()) {
+    for (const auto& item : j) {
+      if (!JsonIsPrintable(item)) return false;
+    }
+  }
+  return true;
+}
+
+// Every string of the recipe must be printable UTF-8 text (api/utf8.h): escape sequences can
+// produce bytes the file itself does not hold, and such a recipe would neither serialize to JSON
+// (events, its id) nor survive its own YAML form.
+Status CheckRecipeValues(const Recipe& r, const std::string& source) {
+  std::vector<std::pair<std::string, const std::string*>> fields = {
+      {"stack", &r.stack},
+      {"launcher_hint", &r.launcher_hint},
+      {"topology.gpu_type", &r.topology.gpu_type}};
+  for (size_t i = 0; i < r.entry.size(); ++i)
+    fields.push_back({"entry[" + std::to_string(i) + "]", &r.entry[i]});
+  for (const Arg& a : r.args) {
+    fields.push_back({"args: a flag", &a.flag});
+    for (const auto& v : a.values) fields.push_back({"args: " + a.flag, &v});
+  }
+  for (const auto& [k, v] : r.env) {
+    fields.push_back({"env: a name", &k});
+    fields.push_back({"env: " + k, &v});
+  }
+  for (const auto& [field, value] : fields) {
+    if (IsPrintableText(*value)) continue;
+    std::string shown = IsPrintableText(field) ? field : "a value";
+    return Status::InvalidArgument(source + ": " + shown +
+                                   " holds a control character or a byte "
+                                   "that is not UTF-8 (written with an escape sequence such as "
+                                   "\\0 or \\x..); recipe values must be printable UTF-8 text");
+  }
+  if (!JsonIsPrintable(r.config)) {
+    return Status::InvalidArgument(source +
+                                   ": config holds a control character or a byte that "
+                                   "is not UTF-8; recipe values must be printable UTF-8 text");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Recipe> ParseRecipeYaml(const std::string& text, const std::string& source_name) {
@@ -182,6 +233,7 @@ Result<Recipe> ParseRecipeYaml(const std::string& text, const std::string& sourc
   Recipe recipe;
   try {
     ATTUNE_RETURN_IF_ERROR(ParseRoot(source_name, root, &recipe));
+    ATTUNE_RETURN_IF_ERROR(CheckRecipeValues(recipe, source_name));
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
                                    std::to_string(e.mark.column + 1) + ": " + e.msg);
@@ -201,7 +253,8 @@ Result<nlohmann::json> YamlToJsonValue(const std::string& text, const std::strin
 Result<Recipe> LoadRecipeFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    return Status::NotFound("recipe file '" + path + "' cannot be read; check the path (relative "
+    return Status::NotFound("recipe file '" + path +
+                            "' cannot be read; check the path (relative "
                             "paths are resolved against the workflow's folder)");
   }
   std::stringstream buffer;

@@ -66,9 +66,19 @@ std::string Hex(unsigned char byte) {
   return hex;
 }
 
-bool IsControl(unsigned char c) { return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F; }
+bool IsControl(unsigned char c) {
+  return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F;
+}
 
 }  // namespace
+
+bool IsPrintableText(std::string_view text) {
+  if (FirstInvalidUtf8(text)) return false;
+  for (char c : text) {
+    if (IsControl(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
 
 Status CheckYamlText(std::string_view text, const std::string& source, const std::string& what) {
   if (auto bad = FirstInvalidUtf8(text)) {

@@ -1,7 +1,8 @@
 // Checks of text read from users' YAML files. YAML must be printable Unicode, but yaml-cpp does not
 // check: nlohmann::json throws when it serializes a string that is not UTF-8 (recipe ids, workflow
 // hashes, events), and yaml-cpp's emitter mangles control characters such as NUL, so a recipe
-// would not survive its own YAML form. Files are checked once, where they are read, with a position.
+// would not survive its own YAML form. Files are checked once, where they are read, with a
+// position.
 #ifndef ATTUNE_ENGINE_SRC_API_UTF8_H_
 #define ATTUNE_ENGINE_SRC_API_UTF8_H_
 
@@ -22,6 +23,11 @@ std::optional<size_t> FirstInvalidUtf8(std::string_view text);
 // UTF-8 text (re-save the file as UTF-8)", or "...: byte 0xNN is a control character; <what> may
 // hold no control characters other than tab and line breaks".
 Status CheckYamlText(std::string_view text, const std::string& source, const std::string& what);
+
+// True when `text` is UTF-8 without control characters other than tab and line breaks. A YAML
+// file that passes CheckYamlText can still produce other values through escape sequences ("\0",
+// "\xFF", "\_"), so parsed values are checked too.
+bool IsPrintableText(std::string_view text);
 
 }  // namespace attune
 

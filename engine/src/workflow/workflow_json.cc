@@ -86,7 +86,9 @@ std::string WorkflowHash(const Workflow& w) {
   Json j = WorkflowToJson(w);
   j.erase("source_path");
   j.erase("recipe_path");
-  return Sha256Hex(j.dump());
+  // Total: a string that is not UTF-8 (a YAML escape can produce one) gets U+FFFD in the hashed
+  // form instead of an exception; such a workflow is refused when its first event is stored.
+  return Sha256Hex(j.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 }  // namespace attune
