@@ -180,11 +180,33 @@ void CheckLeverShape(const std::string& source, const YAML::Node& node, const st
   }
 }
 
+// `devices: [gpu]` or `[cpu, gpu]`; absent means every device. An empty list would make a lever
+// that can never move, so it is refused.
+std::vector<DeviceKind> ParseDevices(const std::string& source, const YAML::Node& node,
+                                     const std::string& path) {
+  std::vector<DeviceKind> out;
+  if (!node) return out;
+  std::vector<std::string> names = StrList(source, node, path);
+  if (names.empty()) Fail(source, node, path, "expected at least one of cpu, gpu (omit the key for every device)");
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] != "cpu" && names[i] != "gpu") {
+      Fail(source, node[i], path + "[" + std::to_string(i) + "]",
+           "unknown device '" + names[i] + "' (expected cpu or gpu)");
+    }
+    DeviceKind kind = names[i] == "cpu" ? DeviceKind::kCpu : DeviceKind::kGpu;
+    if (std::find(out.begin(), out.end(), kind) != out.end()) {
+      Fail(source, node[i], path + "[" + std::to_string(i) + "]", "duplicate device '" + names[i] + "'");
+    }
+    out.push_back(kind);
+  }
+  return out;
+}
+
 LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const std::string& path) {
   CheckKeys(source, node, path,
             {"id", "description", "keys", "type", "default", "values", "presets", "companions",
              "requires", "requires_present", "excludes", "addresses", "expected_speed",
-             "expected_memory", "changes_rng", "loss_tolerance"});
+             "expected_memory", "changes_rng", "loss_tolerance", "devices"});
   LeverSpec spec;
   spec.lever.id = RequiredStr(source, node, "id", path);
   spec.lever.description = node["description"] ? Str(source, node["description"], path + ".description") : "";
@@ -210,6 +232,7 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
            "expected default, numerics or changes_rng");
     }
   }
+  spec.devices = ParseDevices(source, node["devices"], path + ".devices");
   CheckLeverShape(source, node, path, spec);
   return spec;
 }
@@ -497,6 +520,15 @@ const char* LeverTypeName(LeverType type) {
     case LeverType::kSwitch: return "switch";
     case LeverType::kChoice: return "choice";
     case LeverType::kPreset: return "preset";
+  }
+  return "?";
+}
+
+const char* DeviceKindName(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::kCpu: return "cpu";
+    case DeviceKind::kGpu: return "gpu";
+    case DeviceKind::kUnknown: return "unknown";
   }
   return "?";
 }

@@ -26,6 +26,10 @@ namespace attune::megatron {
 // How a lever's values are produced.
 enum class LeverType { kInt, kSwitch, kChoice, kPreset };
 
+// The kinds of device a lever can run on (levers.yaml `devices`); kUnknown is a cluster's kind
+// when its device type is not given.
+enum class DeviceKind { kUnknown, kCpu, kGpu };
+
 // One named set of key values of a preset lever; keys of the lever not in `set` are absent.
 struct Preset {
   std::string name;
@@ -45,6 +49,7 @@ struct LeverSpec {
   std::vector<std::string> requires_present;                  // must already be set
   std::vector<std::string> excludes;                          // must be absent to turn it on
   std::string loss_tolerance;        // tolerance class; "" = by changes_rng
+  std::vector<DeviceKind> devices;   // where the lever works (kCpu, kGpu); empty = everywhere
 };
 
 // A condition of a conditional objective rule (objective.yaml `refuse_if`).
@@ -118,6 +123,7 @@ Result<ObjectiveSpec> ParseObjective(const std::string& text, const std::string&
 Result<TriageSpec> ParseTriage(const std::string& text, const std::string& source);
 
 const char* LeverTypeName(LeverType type);
+const char* DeviceKindName(DeviceKind kind);  // "cpu", "gpu", "unknown"
 
 // The literal pre-check of a regex: for each top-level alternative its longest run of plain
 // characters; empty when some alternative has no run of 3 or more.

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "devices.h"
 #include "launch.h"
 #include "log_parser.h"
 #include "moves.h"
@@ -48,6 +49,10 @@ nlohmann::json LeverToJson(const LeverSpec& s) {
     }
   }
   if (!s.loss_tolerance.empty()) j["loss_tolerance"] = s.loss_tolerance;
+  if (!s.devices.empty()) {
+    j["devices"] = nlohmann::json::array();
+    for (DeviceKind d : s.devices) j["devices"].push_back(DeviceKindName(d));
+  }
   return j;
 }
 
@@ -104,7 +109,7 @@ Result<Recipe> MegatronStack::ImportLaunch(std::string_view script, std::vector<
 
 Status MegatronStack::Validate(const Recipe& recipe, const ClusterInfo& cluster) const {
   try {
-    return ValidateRecipe(recipe, cluster);
+    return ValidateForCluster(knowledge_, recipe, cluster);
   } catch (const std::exception& e) {
     return Status::Internal(std::string("megatron: Validate failed: ") + e.what());
   }
@@ -158,6 +163,8 @@ nlohmann::json MegatronStack::Describe() const {
   for (const auto& spec : knowledge_.levers) levers.push_back(LeverToJson(spec));
   nlohmann::json constraints = nlohmann::json::array();
   for (const auto& c : ConstraintCatalog()) constraints.push_back({{"id", c.id}, {"rule", c.text}});
+  ConstraintInfo device = DeviceConstraint();
+  constraints.push_back({{"id", device.id}, {"rule", device.text}});
   nlohmann::json triage = nlohmann::json::array();
   for (const auto& s : knowledge_.triage.signatures) {
     triage.push_back({{"id", s.id}, {"kind", FailureKindName(s.kind)}, {"regex", s.pattern},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "devices.h"
 #include "objective.h"
 #include "recipe_view.h"
 #include "validate.h"
@@ -142,13 +143,16 @@ std::vector<std::optional<std::string>> CandidateValues(const LeverSpec& spec,
 std::vector<Move> EnumerateMoves(const Knowledge& knowledge, const Recipe& recipe,
                                  const ClusterInfo& cluster) {
   std::vector<Move> moves;
+  const DeviceKind device = ClusterDeviceKind(cluster);
   for (const auto& spec : knowledge.levers) {
+    // A GPU-only lever on a CPU cluster is refused at launch or does nothing: never propose it.
+    if (!LeverRunsOn(spec, device)) continue;
     for (const auto& value : CandidateValues(spec, recipe)) {
       auto changes = BuildChanges(spec, value, recipe, cluster);
       if (!changes) continue;
       Recipe next = recipe;
       if (!ApplyChanges(&next, *changes).ok()) continue;
-      if (!ValidateRecipe(next, cluster).ok()) continue;
+      if (!ValidateForCluster(knowledge, next, cluster).ok()) continue;
       if (!CheckObjectiveRules(knowledge, recipe, next).pass) continue;
       moves.push_back(Move{spec.lever.id, *changes, Summarize(spec, value, *changes, recipe)});
     }

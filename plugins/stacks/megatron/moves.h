@@ -3,6 +3,7 @@
 // Enumerates the legal single-lever moves from a recipe: every value the catalog allows for each
 // lever, with the companion changes the lever needs (CUDA_DEVICE_MAX_CONNECTIONS with TP, SP with
 // TP comm overlap, ...), kept only when the result validates and passes the objective gate.
+// Levers that do not run on the cluster's devices (`devices: [gpu]` on a CPU cluster) are skipped.
 #ifndef ATTUNE_PLUGINS_STACKS_MEGATRON_MOVES_H_
 #define ATTUNE_PLUGINS_STACKS_MEGATRON_MOVES_H_
 

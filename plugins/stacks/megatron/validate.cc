@@ -3,6 +3,7 @@
 #include <functional>
 #include <optional>
 
+#include "devices.h"
 #include "recipe_view.h"
 
 namespace attune::megatron {
@@ -397,7 +398,7 @@ const std::vector<Rule>& Rules() {
       {{"det.forbids", "--deterministic-mode forbids tp-comm-overlap and cross-entropy fusion"}, DeterministicForbids},
       {{"dp.param_gather_prereqs", "--overlap-param-gather needs distributed optimizer and overlap-grad-reduce"}, ParamGather},
       {{"dp.param_gather_with_opt_step", "param gather with optimizer step needs dist-opt, param gather, VPP, torch ckpt"}, ParamGatherWithOptStep},
-      {{"env.cuda_device_max_connections", "TP/CP > 1 before Blackwell needs CUDA_DEVICE_MAX_CONNECTIONS=1 (unless FSDP / EP overlap)"}, MaxConnections},
+      {{"env.cuda_device_max_connections", "TP/CP > 1 before Blackwell needs CUDA_DEVICE_MAX_CONNECTIONS=1 (unless FSDP / EP overlap; GPU clusters only)"}, MaxConnections},
       {{"env.fsdp_max_connections", "FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or != 1"}, FsdpMaxConnections},
       {{"fsdp2.prereqs", "torch FSDP2: PP == EP == 1, no distributed optimizer, no grad-accumulation fusion"}, TorchFsdp2},
       {{"rc.method_layers", "full recompute needs method and 1 <= num_layers <= layers per stage; others forbid them"}, RecomputeFull},
@@ -415,6 +416,7 @@ const std::vector<Rule>& Rules() {
 
 bool NeedsMaxConnectionsOne(const Recipe& recipe, const ClusterInfo& cluster) {
   if (cluster.compute_capability_major >= 10) return false;
+  if (ClusterDeviceKind(cluster) == DeviceKind::kCpu) return false;
   RecipeView v = ReadView(recipe);
   if (v.tp <= 1 && v.cp <= 1) return false;
   return !v.fsdp && !Has(recipe, "--overlap-moe-expert-parallel-comm");
@@ -434,7 +436,10 @@ std::vector<Violation> Violations(const Recipe& recipe, const ClusterInfo& clust
 }
 
 Status ValidateRecipe(const Recipe& recipe, const ClusterInfo& cluster) {
-  auto violations = Violations(recipe, cluster);
+  return ViolationsToStatus(Violations(recipe, cluster));
+}
+
+Status ViolationsToStatus(const std::vector<Violation>& violations) {
   if (violations.empty()) return Status::Ok();
   std::string message = "recipe violates Megatron's combination rules: ";
   for (size_t i = 0; i < violations.size(); ++i) {

@@ -30,10 +30,14 @@ std::vector<Violation> Violations(const Recipe& recipe, const ClusterInfo& clust
 // OK, or InvalidArgument whose message lists "<rule id>: <message>" for every violation.
 Status ValidateRecipe(const Recipe& recipe, const ClusterInfo& cluster);
 
+// The InvalidArgument ValidateRecipe returns for these violations (OK when there are none).
+Status ViolationsToStatus(const std::vector<Violation>& violations);
+
 // The rules, for Describe().
 const std::vector<ConstraintInfo>& ConstraintCatalog();
 
-// True when the CUDA_DEVICE_MAX_CONNECTIONS=1 rule applies to this recipe and cluster.
+// True when the CUDA_DEVICE_MAX_CONNECTIONS=1 rule applies to this recipe and cluster (never on a
+// CPU cluster: there is no CUDA there).
 bool NeedsMaxConnectionsOne(const Recipe& recipe, const ClusterInfo& cluster);
 
 }  // namespace attune::megatron

@@ -34,6 +34,14 @@ ClusterInfo B200() {
   return c;
 }
 
+ClusterInfo Cpu() {
+  ClusterInfo c;
+  c.device_type = "cpu";
+  c.devices_per_node = 2;
+  c.max_nodes = 1;
+  return c;
+}
+
 Recipe With(Recipe r, const std::string& key, const std::optional<std::string>& value) {
   if (!SetValue(&r, key, value).ok()) throw std::runtime_error("bad key " + key);
   return r;
@@ -88,6 +96,21 @@ Recipe TinyRecipe() {
   Args(&r, {{"--num-layers", "4"}, {"--hidden-size", "256"}, {"--num-attention-heads", "4"},
             {"--seq-length", "128"}, {"--micro-batch-size", "2"}, {"--global-batch-size", "16"},
             {"--vocab-size", "512"}, {"--train-iters", "20"}, {"--log-interval", "1"}});
+  return r;
+}
+
+Recipe MinigptRecipe() {
+  Recipe r = Base(1, 1);
+  r.entry = {"/usr/bin/python3", "tools/minigpt/pretrain_gpt.py"};
+  r.launcher_hint = "python";
+  r.topology.gpu_type = "cpu";
+  Args(&r, {{"--num-layers", "4"}, {"--hidden-size", "128"}, {"--num-attention-heads", "4"},
+            {"--seq-length", "128"}, {"--max-position-embeddings", "128"}, {"--vocab-size", "512"},
+            {"--micro-batch-size", "1"}, {"--global-batch-size", "8"}, {"--train-iters", "10"},
+            {"--lr", "3e-3"}, {"--seed", "1234"}, {"--recompute-granularity", "full"},
+            {"--recompute-method", "uniform"}, {"--recompute-num-layers", "1"},
+            {"--calculate-per-token-loss", ""}, {"--log-interval", "1"}, {"--log-throughput", ""}});
+  r.env = {{"OMP_NUM_THREADS", "1"}, {"OMP_WAIT_POLICY", "PASSIVE"}};
   return r;
 }
 

@@ -20,6 +20,8 @@ const MegatronStack& Stack();
 ClusterInfo H100();
 // B200 nodes: compute capability 10.
 ClusterInfo B200();
+// The local launcher on a CPU machine: device type "cpu", 2 devices (cores), no GPU facts.
+ClusterInfo Cpu();
 
 // 2 nodes x 8 GPUs, TP 2, PP 2, SP, dense 32-layer GPT, MBS 1, GBS 256, per-token loss, pinned
 // padded vocab, distributed optimizer with overlapped grad reduce: valid on H100().
@@ -28,6 +30,8 @@ Recipe DenseRecipe();
 Recipe MoeRecipe();
 // 1 x 1 GPU, minigpt-sized.
 Recipe TinyRecipe();
+// workflows/recipes/minigpt.yaml's settings: MBS 1 of GBS 8, full uniform recompute, gpu_type cpu.
+Recipe MinigptRecipe();
 
 Recipe With(Recipe r, const std::string& key, const std::optional<std::string>& value);
 
