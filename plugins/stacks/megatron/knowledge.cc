@@ -206,7 +206,8 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
   CheckKeys(source, node, path,
             {"id", "description", "keys", "type", "default", "values", "presets", "companions",
              "requires", "requires_present", "excludes", "addresses", "expected_speed",
-             "expected_memory", "changes_rng", "loss_tolerance", "devices"});
+             "expected_memory", "changes_rng", "loss_tolerance", "devices",
+             "needs_data_parallel"});
   LeverSpec spec;
   spec.lever.id = RequiredStr(source, node, "id", path);
   spec.lever.description = node["description"] ? Str(source, node["description"], path + ".description") : "";
@@ -233,6 +234,9 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
     }
   }
   spec.devices = ParseDevices(source, node["devices"], path + ".devices");
+  if (node["needs_data_parallel"]) {
+    spec.needs_data_parallel = Bool(source, node["needs_data_parallel"], path + ".needs_data_parallel");
+  }
   CheckLeverShape(source, node, path, spec);
   return spec;
 }

@@ -147,6 +147,9 @@ std::vector<Move> EnumerateMoves(const Knowledge& knowledge, const Recipe& recip
   for (const auto& spec : knowledge.levers) {
     // A GPU-only lever on a CPU cluster is refused at launch or does nothing: never propose it.
     if (!LeverRunsOn(spec, device)) continue;
+    // Sharding over, or overlapping communication with, a single data-parallel rank changes
+    // nothing: a candidate spent on it could only measure noise.
+    if (spec.needs_data_parallel && ReadView(recipe).dp <= 1) continue;
     for (const auto& value : CandidateValues(spec, recipe)) {
       auto changes = BuildChanges(spec, value, recipe, cluster);
       if (!changes) continue;

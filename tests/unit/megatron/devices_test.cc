@@ -130,6 +130,24 @@ TEST_CASE("on a GPU cluster, or one of unknown type, the same recipe still gets 
   CHECK(dense.count("nccl_nvls_enable") == 1);
 }
 
+TEST_CASE("data-parallel levers are not offered at data-parallel size 1, and are at DP above 1",
+          "[megatron][moves]") {
+  const std::set<std::string> dp_levers = {"distributed_optimizer", "overlap_grad_reduce",
+                                           "overlap_param_gather", "ddp_bucket_size"};
+  for (const auto& id : dp_levers) CHECK(Spec(id).needs_data_parallel);
+  CHECK_FALSE(Spec("micro_batch_size").needs_data_parallel);
+  for (const ClusterInfo& cluster : {Cpu(), OneGpu()}) {
+    INFO("device type '" << cluster.device_type << "'");
+    for (const auto& id : LeverIds(Stack().LegalMoves(MinigptRecipe(), cluster))) {
+      CHECK(dp_levers.count(id) == 0);  // minigpt runs on one device: DP 1
+    }
+  }
+  auto dense = LeverIds(Stack().LegalMoves(DenseRecipe(), H100()));  // TP 2 x PP 2 on more GPUs
+  size_t offered = 0;
+  for (const auto& id : dp_levers) offered += dense.count(id);
+  CHECK(offered >= 2);
+}
+
 TEST_CASE("Validate refuses --cuda-graph-impl on a CPU cluster with rule dev.gpu_only", "[megatron][devices][validate]") {
   Recipe graphs = With(MinigptRecipe(), "--cuda-graph-impl", "local");
   auto status = Stack().Validate(graphs, Cpu());
