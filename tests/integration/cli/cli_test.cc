@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "log/event_log.h"
+#include "test_files.h"
 
 namespace attune {
 namespace {
@@ -41,27 +42,16 @@ class Scratch {
   fs::path root_;
 };
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string Binary() {
-  const char* bin = std::getenv("ATTUNE_BIN");
-  return bin ? bin : std::string(ATTUNE_BINARY_DIR) + "/bin/attune";
-}
-
 // Runs `attune ARGS` (ARGS already shell-quoted) and captures both streams and the exit code.
 Outcome Attune(const Scratch& s, const std::string& args) {
   std::string out = s.Path("stdout"), err = s.Path("stderr");
-  std::string cmd = "'" + Binary() + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
+  std::string cmd = "'" + testing::AttuneBinaryPath() + "' " + args + " >'" + out + "' 2>'" + err +
+                    "' </dev/null";
   int status = std::system(cmd.c_str());
   Outcome o;
   o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.out = Slurp(out);
-  o.err = Slurp(err);
+  o.out = testing::ReadWholeFile(out);
+  o.err = testing::ReadWholeFile(err);
   return o;
 }
 

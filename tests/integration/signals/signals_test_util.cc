@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -17,7 +18,7 @@
 #include <sstream>
 #include <thread>
 
-#include <catch2/catch.hpp>
+#include "test_files.h"
 
 namespace attune::signals_test {
 namespace {
@@ -28,23 +29,11 @@ double Seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string Binary() {
-  const char* bin = std::getenv("ATTUNE_BIN");
-  return bin ? bin : std::string(ATTUNE_BINARY_DIR) + "/bin/attune";
-}
-
 // Outside ctest (which sets them) the engine still finds this build's plugins and the stacks' data.
 void DefaultEnvironment() {
   ::setenv("ATTUNE_PLUGIN_PATH", ATTUNE_PLUGIN_DIR, 0);
   ::setenv("ATTUNE_DATA_DIR", ATTUNE_SOURCE_DIR, 0);
-  ::setenv("ATTUNE_BIN", Binary().c_str(), 0);
+  ::setenv("ATTUNE_BIN", testing::AttuneBinaryPath().c_str(), 0);
 }
 
 // The token that names everything one Scratch creates (directory, campaign ids, job names).
@@ -58,7 +47,7 @@ std::string NewToken() {
 
 // Reads a whole /proc file that may contain NULs (cmdline, environ).
 std::string ProcFile(pid_t pid, const char* name) {
-  return Slurp("/proc/" + std::to_string(pid) + "/" + name);
+  return testing::ReadWholeFile("/proc/" + std::to_string(pid) + "/" + name);
 }
 
 std::string RecordDir(const std::string& dir, const std::string& job) {
@@ -119,7 +108,7 @@ Engine Start(const Scratch& s, const std::string& tag, const std::vector<std::st
   const std::string stem = s.Path(tag + "-" + std::to_string(counter++));
   e.out_path = stem + ".out";
   e.err_path = stem + ".err";
-  std::vector<std::string> strings = {Binary()};
+  std::vector<std::string> strings = {testing::AttuneBinaryPath()};
   strings.insert(strings.end(), args.begin(), args.end());
   std::vector<char*> argv = Argv(strings);
   std::vector<std::string> tee_strings = {"/usr/bin/tee", e.out_path};
@@ -142,8 +131,8 @@ Engine Start(const Scratch& s, const std::string& tag, const std::vector<std::st
     REQUIRE(e.tee_pid >= 0);
     if (e.tee_pid == 0) {
       ::setpgid(0, e.pid);
-      Exec(tee_argv.data(), pipe_fds[0], ::open("/dev/null", O_WRONLY), ::open("/dev/null", O_WRONLY),
-           nullptr);
+      Exec(tee_argv.data(), pipe_fds[0], ::open("/dev/null", O_WRONLY),
+           ::open("/dev/null", O_WRONLY), nullptr);
     }
     ::setpgid(e.tee_pid, e.pid);
     ::close(pipe_fds[0]);
@@ -181,8 +170,8 @@ Outcome Attune(const Scratch& s, const std::vector<std::string>& args, double ti
   if (!code) KillAndReap(e);
   Outcome o;
   o.code = code.value_or(-1);
-  o.out = Slurp(e.out_path);
-  o.err = Slurp(e.err_path);
+  o.out = testing::ReadWholeFile(e.out_path);
+  o.err = testing::ReadWholeFile(e.err_path);
   return o;
 }
 
@@ -207,7 +196,7 @@ json Status(const Scratch& s, const std::string& dir) {
 
 std::vector<json> PrintedEvents(const Engine& e) {
   std::vector<json> out;
-  const std::string text = Slurp(e.out_path);
+  const std::string text = testing::ReadWholeFile(e.out_path);
   size_t begin = 0;
   for (size_t end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1) {
     json event = json::parse(text.substr(begin, end - begin), nullptr, false);
@@ -253,7 +242,7 @@ bool AttuneCatchesStopSignals(pid_t pid) {
   // Before exec the child is a copy of this test, whose handlers (Catch2's) would look the same.
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
-  if (ec || exe != fs::canonical(Binary(), ec)) return false;
+  if (ec || exe != fs::canonical(testing::AttuneBinaryPath(), ec)) return false;
   std::istringstream status(ProcFile(pid, "status"));
   for (std::string line; std::getline(status, line);) {
     if (line.rfind("SigCgt:", 0) != 0) continue;
@@ -281,7 +270,7 @@ std::vector<pid_t> ProcessesMentioning(const std::string& needle) {
 }
 
 json StartRecord(const std::string& dir, const std::string& job) {
-  const std::string text = Slurp(RecordDir(dir, job) + "/start.json");
+  const std::string text = testing::ReadWholeFile(RecordDir(dir, job) + "/start.json");
   return text.empty() ? json::object() : json::parse(text);
 }
 
@@ -291,14 +280,14 @@ bool HasEndRecord(const std::string& dir, const std::string& job) {
 
 std::vector<std::string> Submissions(const std::string& dir) {
   std::vector<std::string> out;
-  std::istringstream lines(Slurp(dir + "/launcher-local/submissions.log"));
+  std::istringstream lines(testing::ReadWholeFile(dir + "/launcher-local/submissions.log"));
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty()) out.push_back(line);
   }
   return out;
 }
 
-std::string ReadText(const std::string& path) { return Slurp(path); }
+std::string ReadText(const std::string& path) { return testing::ReadWholeFile(path); }
 
 std::vector<json> OfType(const std::vector<json>& events, const std::string& type) {
   std::vector<json> out;

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "process.h"
+#include "test_files.h"
 #include "slurm_test_support.h"
 
 using attune::JobState;
@@ -29,8 +30,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string AttuneBinary() {
-  const char* bin = std::getenv("ATTUNE_BIN");
-  std::string path = bin ? bin : std::string(ATTUNE_BINARY_DIR) + "/bin/attune";
+  std::string path = attune::testing::AttuneBinaryPath();
   if (access(path.c_str(), X_OK) != 0) {
     std::cerr << "SKIPPED: the attune binary " << path << " is not built (target attune)\n";
     std::exit(kSkipExitCode);
