@@ -21,6 +21,7 @@
 #include "attune/plugin.h"
 #include "attune/stack.h"
 #include "attune/status.h"
+#include "attune/support/names.h"
 
 namespace attune {
 
@@ -70,8 +71,8 @@ class PluginHost {
 // binary was built from, else <prefix>/share/attune.
 std::string DefaultDataDir();
 
-// The nearest of `candidates` to `word` by edit distance, or "" when none is close.
-std::string NearestName(const std::string& word, const std::vector<std::string>& candidates);
+// Name suggestions live in the support library; the engine uses them unqualified.
+using support::NearestName;
 
 }  // namespace attune
 
