@@ -66,6 +66,7 @@ int RunVerify(const std::vector<std::string>& args, Env& env);
 int RunPlugins(const std::vector<std::string>& args, Env& env);
 int RunStackShow(const std::vector<std::string>& args, Env& env);
 int RunRecipeImport(const std::vector<std::string>& args, Env& env);
+int RunRecipeLaunch(const std::vector<std::string>& args, Env& env);
 int RunLogParse(const std::vector<std::string>& args, Env& env);
 int RunLogTriage(const std::vector<std::string>& args, Env& env);
 int RunGateCheck(const std::vector<std::string>& args, Env& env);

@@ -1,4 +1,6 @@
 // `attune recipe import FILE`: a launch script or command line -> a recipe file.
+// `attune recipe launch RECIPE`: what the recipe's stack would run for it (launchers that preview
+// a job, e.g. `attune kuberay render`, read its --json form).
 #include <fstream>
 #include <ostream>
 
@@ -43,6 +45,39 @@ int RunRecipeImport(const std::vector<std::string>& args, Env& env) {
                        Status::IoError("cannot write " + p.Get("output")), false);
   }
   *env.err << "wrote " << p.Get("output") << " (recipe " << RecipeId(*recipe) << ")\n";
+  return kExitOk;
+}
+
+int RunRecipeLaunch(const std::vector<std::string>& args, Env& env) {
+  ArgParser p("recipe launch RECIPE [--json]",
+              "Prints the command line and environment that the recipe's stack (its `stack:` "
+              "key) renders for it: what a launcher is given to run. --json prints "
+              "{\"argv\": [...], \"env\": [[NAME, value], ...], \"workdir\": \"...\"}.");
+  p.Options()("json", "machine-readable output")(
+      "plugin-path", po::value<std::vector<std::string>>(), "extra plugin directory");
+  p.Positional("recipe");
+  int code = 0;
+  if (!p.Parse(args, env, &code)) return code;
+  const bool json = p.Has("json");
+  if (!p.Has("recipe")) {
+    return ReportError(env, "recipe launch", Status::InvalidArgument("missing RECIPE"), json);
+  }
+  auto recipe = LoadRecipeFile(p.Get("recipe"));
+  if (!recipe.ok()) return ReportError(env, "recipe launch", recipe.status(), json);
+  auto stack = CreateStack(env, recipe->stack, p.GetList("plugin-path"));
+  if (!stack.ok()) return ReportError(env, "recipe launch", stack.status(), json);
+  auto launch = (*stack)->RenderLaunch(*recipe);
+  if (!launch.ok()) return ReportError(env, "recipe launch", launch.status(), json);
+  if (!json) {
+    if (!launch->workdir.empty()) *env.out << "cd " << ShellQuote(launch->workdir) << " && ";
+    *env.out << ShellCommand(launch->env, launch->argv) << "\n";
+    return kExitOk;
+  }
+  nlohmann::json vars = nlohmann::json::array();
+  for (const auto& [name, value] : launch->env) vars.push_back({name, value});
+  *env.out << nlohmann::json{{"argv", launch->argv}, {"env", vars}, {"workdir", launch->workdir}}
+                  .dump(2)
+           << "\n";
   return kExitOk;
 }
 

@@ -21,6 +21,8 @@ const std::vector<Command>& Commands() {
       {"stack show", "stack show NAME [--json]", "show a stack's levers and rules", RunStackShow},
       {"recipe import", "recipe import FILE [--stack NAME] [-o OUT]",
        "turn a launch script or command line into a recipe file", RunRecipeImport},
+      {"recipe launch", "recipe launch RECIPE [--json]",
+       "print the command and environment the recipe's stack would launch", RunRecipeLaunch},
       {"log parse", "log parse --stack NAME FILE [--recipe R] [--json]",
        "parse a training log into per-iteration numbers and a summary", RunLogParse},
       {"log triage", "log triage --stack NAME FILE [--exit-code N] [--json]",
