@@ -228,6 +228,12 @@ class Double:
             raise ApiError(400, "BadRequest", f"strict decoding error: {shown}")
         return unknown
 
+    def strict(self, query):
+        """Unknown fields are refused under fieldValidation=Strict (what kubectl >= 1.27 sends by
+        default) or always with --strict-fields (so that tests catch a misspelt field whatever
+        the kubectl version); otherwise pruned, as the API server does."""
+        return self.args.strict_fields or query.get("fieldValidation", [""])[0] == "Strict"
+
     def prune(self, obj, unknown):
         for path in unknown:
             parts = re.findall(r"[^.\[\]]+|\[\d+\]", path)
@@ -240,7 +246,7 @@ class Double:
         if not isinstance(body, dict) or body.get("kind") != "RayJob":
             raise ApiError(400, "BadRequest", "the body of the request was not a RayJob")
         name = body.get("metadata", {}).get("name", "")
-        strict = query.get("fieldValidation", [""])[0] == "Strict"
+        strict = self.strict(query)
         unknown = self.validate_rayjob(body, name, strict)
         self.prune(body, unknown)
         body = self.schema.default(body)
@@ -262,7 +268,7 @@ class Double:
             updated = merge_patch(current, patch)
             updated["metadata"]["name"], updated["metadata"]["namespace"] = name, ns
             updated["status"] = current.get("status", {})
-            strict = query.get("fieldValidation", [""])[0] == "Strict"
+            strict = self.strict(query)
             self.prune(updated, self.validate_rayjob(updated, name, strict))
             changed = updated.get("spec") != current.get("spec")
             return self.store.replace("rayjobs", ns, name, updated, changed)
@@ -419,13 +425,17 @@ class Handler(BaseHTTPRequestHandler):
                                (f"/{sub}" if sub else ""), verb, group)
         d = self.double
         if method == "GET" and not name:
-            return self.send_json(200, d.listing(resource, ns, query))
+            with d.store.lock:  # a consistent snapshot: the operator changes objects in place
+                listing = d.listing(resource, ns, query)
+            return self.send_json(200, listing)
         if ns is None:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         if method == "GET" and sub == "log" and resource == "pods":
             return self.send_bytes(200, d.pod_log(ns, name, query), "text/plain")
         if method == "GET":
-            return self.send_json(200, public(d.store.get(resource, ns, name)))
+            with d.store.lock:
+                obj = public(d.store.get(resource, ns, name))
+            return self.send_json(200, obj)
         if resource != "rayjobs":
             raise ApiError(405, "MethodNotAllowed", f"the double does not {verb} {resource}")
         if method == "POST" and not name:
@@ -443,10 +453,11 @@ class Handler(BaseHTTPRequestHandler):
             d.add_faults(self.body() or [])
             return self.send_json(200, {"ok": True})
         if method == "GET" and path == "/_double/state":
-            return self.send_json(200, {
-                "rayjobs": [public(o) for o in d.store.list("rayjobs")],
-                "pods": [public(o) for o in d.store.list("pods")],
-                "live_processes": d.operator.live_processes()})
+            with d.store.lock:
+                state = {"rayjobs": [public(o) for o in d.store.list("rayjobs")],
+                         "pods": [public(o) for o in d.store.list("pods")],
+                         "live_processes": d.operator.live_processes()}
+            return self.send_json(200, state)
         raise ApiError(404, "NotFound", f"no control endpoint {method} {path}")
 
     def do_GET(self):
@@ -510,6 +521,8 @@ def main():
     p.add_argument("--tick", type=float, default=0.1)
     p.add_argument("--startup", type=float, default=0.3)
     p.add_argument("--faults")
+    p.add_argument("--strict-fields", action="store_true",
+                   help="refuse unknown fields even without fieldValidation=Strict")
     p.add_argument("--verbose", action="store_true")
     args = p.parse_args()
     os.makedirs(args.state_dir, exist_ok=True)

@@ -25,6 +25,7 @@ bool IsTransient(const std::string& text) {
   static const char* kWords[] = {
       "(InternalError)", "(ServiceUnavailable)", "(Timeout)", "(TooManyRequests)",
       "(ServerTimeout)", "Unable to connect to the server", "connection refused",
+      "The connection to the server",
       "connection reset", "i/o timeout", "TLS handshake timeout", "context deadline exceeded",
       "the server is currently unable to handle the request", "net/http: request canceled",
       "Client.Timeout exceeded", "unexpected EOF", "http2: server sent GOAWAY",

@@ -299,6 +299,15 @@ Status CheckRequired(const KubeRayOptions& o) {
         "kuberay launcher: option 'image' is required (a container image with Ray and your "
         "training code, e.g. rayproject/ray:2.9.0-py310-gpu plus Megatron-LM)");
   }
+  if (o.shutdown_after_job_finishes && o.ttl_seconds_after_finished < 2 * o.poll_interval_s) {
+    // The RayCluster's pods hold the evidence of a failure (OOMKilled) and, in SidecarMode, the
+    // driver's log: they must outlive the poll that sees the end.
+    return Status::InvalidArgument(
+        "kuberay launcher: 'ttl_seconds_after_finished' (" +
+        std::to_string(o.ttl_seconds_after_finished) + ") must be at least twice "
+        "'poll_interval_s' (" + Json(o.poll_interval_s).dump() + "), or the RayCluster's pods "
+        "(failure evidence, SidecarMode logs) may be gone before attune sees the job end");
+  }
   if (o.api_backoff_max_s < o.api_backoff_s) {
     return Status::InvalidArgument(
         "kuberay launcher: 'api_backoff_max_s' must be at least 'api_backoff_s'");

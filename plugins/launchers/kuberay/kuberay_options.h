@@ -80,7 +80,9 @@ struct KubeRayOptions {
   std::vector<std::pair<std::string, std::string>> env;  // runtimeEnvYAML env_vars (before the stack's)
   std::string working_dir;       // runtimeEnvYAML working_dir; empty: the image's workdir
   bool shutdown_after_job_finishes = true;
-  int ttl_seconds_after_finished = 600;  // keeps pods (and their logs) this long after the end
+  // Keeps the RayCluster's pods (failure evidence, SidecarMode logs) this long after the end;
+  // at least 2 × poll_interval_s. They hold their GPUs meanwhile (not charged to the budget).
+  int ttl_seconds_after_finished = 60;
 
   // How the launcher follows jobs.
   double poll_interval_s = 10;
