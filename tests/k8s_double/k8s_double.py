@@ -256,7 +256,8 @@ class Double:
         obj = self.store.create("rayjobs", ns, body)
         self.store.audit(event="rayjob_created", namespace=ns, rayjob=name,
                          uid=obj["metadata"]["uid"],
-                         labels=obj["metadata"].get("labels", {}))
+                         labels=obj["metadata"].get("labels", {}),
+                         job=obj["metadata"].get("annotations", {}).get("attune.job", ""))
         return obj
 
     def patch_rayjob(self, ns, name, patch, content_type, query):

@@ -258,29 +258,23 @@ void Emit(const Json& v, const std::string& indent, std::string* out) {
 
 }  // namespace
 
-std::string KubernetesName(const std::string& job) {
+std::string KubernetesName(const std::string& job, const std::string& owner) {
   std::string name;
   for (char c : job) {
     char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    bool ok = (l >= 'a' && l <= 'z') || (l >= '0' && l <= '9');
-    if (ok) {
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9')) {
       name.push_back(l);
     } else if (!name.empty() && name.back() != '-') {
       name.push_back('-');
     }
   }
-  bool changed = name != job;
-  if (name.empty() || !(name[0] >= 'a' && name[0] <= 'z')) name = "j-" + name, changed = true;
+  if (name.empty() || !(name[0] >= 'a' && name[0] <= 'z')) name = "j-" + name;
+  // The suffix keeps apart jobs whose cleaned-up names agree, and equal job names of campaigns
+  // with different owners.
+  const std::string suffix = "-" + Sha256Hex(owner + "/" + job).substr(0, 6);
+  name = name.substr(0, std::min(name.size(), kMaxRayJobName - suffix.size()));
   while (!name.empty() && name.back() == '-') name.pop_back();
-  if (name.size() > static_cast<size_t>(kMaxRayJobName) || changed) {
-    // Two different jobs may map to one cleaned-up name; the hash keeps them apart.
-    std::string suffix = "-" + Sha256Hex(job).substr(0, 8);
-    size_t keep = std::min(name.size(), kMaxRayJobName - suffix.size());
-    name = name.substr(0, keep);
-    while (!name.empty() && name.back() == '-') name.pop_back();
-    name += suffix;
-  }
-  return name;
+  return name + suffix;
 }
 
 std::string LabelValue(const std::string& text) {
@@ -297,7 +291,7 @@ JobIdentity IdentifyJob(const std::string& job, const std::string& campaign_id,
                         const std::string& owner) {
   JobIdentity id;
   id.job = job;
-  id.k8s_name = KubernetesName(job);
+  id.k8s_name = KubernetesName(job, owner);
   id.owner = owner;
   id.job_hash = Sha256Hex(job).substr(0, 16);
   std::string rest = job;

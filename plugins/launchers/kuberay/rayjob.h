@@ -5,8 +5,10 @@
 // options, and a YAML form for people and `kubectl apply -f`.
 //
 // Identity. The engine's job name ("<campaign>-<candidate>-<attempt>") may hold characters and
-// lengths Kubernetes refuses, so the RayJob is named by a pure function of it (lowercase DNS-1035
-// label of at most 47 characters, KubeRay's limit, with a hash suffix when shortened) and carries:
+// lengths Kubernetes refuses, and campaign ids repeat across directories (two people's
+// `runs/quick` in one namespace), so the RayJob is named by a pure function of the job name and
+// the owner: a lowercase DNS-1035 label of at most 47 characters (KubeRay's limit), the job name
+// cleaned up and cut to fit, then "-" and 6 hex digits of SHA-256(owner "/" job). It carries:
 //   labels      attune.owner     12 hex digits of SHA-256 of the launcher's records directory
 //               attune.job-hash  16 hex digits of SHA-256 of the engine's job name
 //               attune.campaign, attune.candidate, attune.attempt (for people and selectors)
@@ -44,8 +46,8 @@ struct JobIdentity {
 JobIdentity IdentifyJob(const std::string& job, const std::string& campaign_id,
                         const std::string& owner);
 
-// DNS-1035 label of at most 47 characters, deterministic in `job`.
-std::string KubernetesName(const std::string& job);
+// DNS-1035 label of at most 47 characters, deterministic in (`job`, `owner`).
+std::string KubernetesName(const std::string& job, const std::string& owner);
 
 // "attune.owner=<owner>,attune.job-hash=<hash>"
 std::string LabelSelector(const JobIdentity& id);

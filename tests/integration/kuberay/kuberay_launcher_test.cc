@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "double_support.h"
+#include "process.h"
 #include "test_files.h"
 
 namespace attune::kuberay_test {
@@ -22,6 +23,11 @@ Json RayJobNamed(const std::string& k8s_name) {
     if (j["metadata"]["name"] == k8s_name) return j;
   }
   return Json();
+}
+
+// The RayJob's name for a job of this launcher.
+std::string K8s(const kuberay::KubeRayLauncher& l, const std::string& job) {
+  return kuberay::IdentifyJob(job, "", l.owner()).k8s_name;
 }
 
 JobStatus SubmitOk(Launcher& l, const JobSpec& spec) {
@@ -57,7 +63,7 @@ TEST_CASE("a job runs as one RayJob: polled to success, log kept in its folder, 
   CHECK(s.devices == 1);
   REQUIRE(s.start_time);
   REQUIRE(s.end_time);
-  Json rj = RayJobNamed(spec.name);
+  Json rj = RayJobNamed(K8s(*launcher, spec.name));
   CHECK(s.start_time == kuberay::ParseTime(rj["status"]["startTime"]));
   CHECK(s.end_time == kuberay::ParseTime(rj["status"]["endTime"]));
   CHECK(s.DeviceHours() == Approx((*s.end_time - *s.start_time) / 3600.0));
@@ -67,7 +73,7 @@ TEST_CASE("a job runs as one RayJob: polled to success, log kept in its folder, 
   CHECK(testing::ReadWholeFile(spec.log_path) == *log);
   CHECK_THAT(testing::ReadWholeFile(spec.job_dir + "/rayjob.yaml"),
              Catch::Contains("attune.job: \"" + spec.name + "\""));
-  CHECK(Double::Get().CountAudit("rayjob_created", spec.name) == 1);
+  CHECK(Double::Get().CountAudit("rayjob_created", K8s(*launcher, spec.name)) == 1);
   CHECK(rj["metadata"]["labels"]["attune.owner"] == launcher->owner());
 }
 
@@ -82,7 +88,7 @@ TEST_CASE("Submit is idempotent by name, also from a fresh launcher that finds t
   JobStatus again = SubmitOk(*restarted, spec);
   CHECK(again.state != JobState::kUnknown);
   CHECK(WaitTerminal(*restarted, spec.name).state == JobState::kSucceeded);
-  CHECK(Double::Get().CountAudit("rayjob_created", spec.name) == 1);
+  CHECK(Double::Get().CountAudit("rayjob_created", K8s(*first, spec.name)) == 1);
   std::string submissions = testing::ReadWholeFile(records + "/submissions.log");
   CHECK(std::count(submissions.begin(), submissions.end(), '\n') == 1);
 }
@@ -100,28 +106,49 @@ TEST_CASE("a RayJob applied before a crash, its record lost, is adopted by label
   CHECK(polled->state != JobState::kUnknown);
   SubmitOk(*restarted, spec);
   CHECK(WaitTerminal(*restarted, spec.name).state == JobState::kSucceeded);
-  CHECK(Double::Get().CountAudit("rayjob_created", spec.name) == 1);
+  CHECK(Double::Get().CountAudit("rayjob_created", K8s(*restarted, spec.name)) == 1);
 }
 
-TEST_CASE("a name never submitted is unknown; a job of another records directory is not ours",
+TEST_CASE("a name never submitted is unknown; another campaign's job of the same name is not ours",
           "[kuberay]") {
   auto ours = MakeLauncher(Options());
   auto poll = ours->Poll(UniqueName("never"));
   REQUIRE(poll.ok());
   CHECK(poll->state == JobState::kUnknown);
-  JobSpec spec = ShellJob(UniqueName("theirs"), "sleep 1");
+  // Campaign ids repeat across directories: same job name, other owner, other RayJob.
+  JobSpec spec = ShellJob(UniqueName("twin"), "sleep 1");
   auto theirs = MakeLauncher(Options());
   SubmitOk(*theirs, spec);
-  // Same job name, other owner: not found by label, and the existing object blocks the name.
   auto polled = ours->Poll(spec.name);
   REQUIRE(polled.ok());
   CHECK(polled->state == JobState::kUnknown);
-  auto refused = ours->Submit(spec);
+  SubmitOk(*ours, spec);
+  CHECK(K8s(*ours, spec.name) != K8s(*theirs, spec.name));
+  CHECK(WaitTerminal(*theirs, spec.name).state == JobState::kSucceeded);
+  CHECK(WaitTerminal(*ours, spec.name).state == JobState::kSucceeded);
+  CHECK(Double::Get().CountAudit("rayjob_created", K8s(*theirs, spec.name)) == 1);
+  CHECK(Double::Get().CountAudit("rayjob_created", K8s(*ours, spec.name)) == 1);
+}
+
+TEST_CASE("a RayJob attune did not make, under the name attune would use, is refused and left "
+          "alone", "[kuberay]") {
+  auto launcher = MakeLauncher(Options());
+  JobSpec spec = ShellJob(UniqueName("foreign"), "true");
+  const std::string name = K8s(*launcher, spec.name);
+  Json foreign{{"apiVersion", "ray.io/v1"}, {"kind", "RayJob"},
+               {"metadata", {{"name", name}, {"labels", {{"team", "someone-else"}}}}},
+               {"spec", {{"entrypoint", "sleep 5"}, {"shutdownAfterJobFinishes", true},
+                         {"ttlSecondsAfterFinished", 5},
+                         {"rayClusterSpec", {{"headGroupSpec", {{"template", {{"spec", {{"containers",
+                             Json::array({{{"name", "ray-head"}, {"image", "img"}}})}}}}}}}}}}}};
+  Run made = Kubectl({"create", "-n", kNamespace, "-f", "-"}, foreign.dump());
+  REQUIRE(made.code == 0);
+  auto refused = launcher->Submit(spec);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().code() == StatusCode::kFailedPrecondition);
-  CHECK_THAT(refused.status().message(), Catch::Contains("did not create"));
-  CHECK(WaitTerminal(*theirs, spec.name).state == JobState::kSucceeded);
-  CHECK(Double::Get().CountAudit("rayjob_created", spec.name) == 1);
+  CHECK_THAT(refused.status().message(), Catch::Contains("did not create") && Catch::Contains(name));
+  CHECK(RayJobNamed(name)["metadata"]["labels"]["team"] == "someone-else");
+  CHECK(RayJobNamed(name)["spec"]["entrypoint"] == "sleep 5");
 }
 
 TEST_CASE("a driver that exits non-zero: failed, with Ray's exit code and message", "[kuberay]") {
@@ -137,19 +164,19 @@ TEST_CASE("a driver that exits non-zero: failed, with Ray's exit code and messag
 
 TEST_CASE("an OOMKilled driver container: out_of_memory, with the pod as evidence", "[kuberay]") {
   std::string name = UniqueName("oom");
-  Double::Get().AddFaults(Json::array({{{"kind", "oom"}, {"match", name}, {"after_s", 0.5}}}));
+  Double::Get().AddFaults(Json::array({{{"kind", "oom"}, {"match", name + "-*"}, {"after_s", 0.5}}}));
   auto launcher = MakeLauncher(Options());
   SubmitOk(*launcher, ShellJob(name, "sleep 30"));
   JobStatus s = WaitTerminal(*launcher, name);
   CHECK(s.state == JobState::kOutOfMemory);
   CHECK_THAT(s.reason, Catch::Contains("OOMKilled") && Catch::Contains("-head-"));
-  CHECK(NoLiveDriver(name));
+  CHECK(NoLiveDriver(K8s(*launcher, name)));
 }
 
 TEST_CASE("a node lost mid-run: node_failure, from the events about the vanished pod",
           "[kuberay]") {
   std::string name = UniqueName("lost");
-  Double::Get().AddFaults(Json::array({{{"kind", "node_lost"}, {"match", name}, {"after_s", 0.5}}}));
+  Double::Get().AddFaults(Json::array({{{"kind", "node_lost"}, {"match", name + "-*"}, {"after_s", 0.5}}}));
   auto launcher = MakeLauncher(Options());
   SubmitOk(*launcher, ShellJob(name, "sleep 30"));
   JobStatus s = WaitTerminal(*launcher, name);
@@ -165,7 +192,7 @@ TEST_CASE("the time limit becomes activeDeadlineSeconds: timed_out (DeadlineExce
   JobStatus s = WaitTerminal(*launcher, spec.name, 30);
   CHECK(s.state == JobState::kTimedOut);
   CHECK_THAT(s.reason, Catch::Contains("DeadlineExceeded"));
-  CHECK(NoLiveDriver(spec.name));
+  CHECK(NoLiveDriver(K8s(*launcher, spec.name)));
 }
 
 TEST_CASE("pods that cannot be scheduled (more GPUs than a node has): failed after the wait, "
@@ -179,16 +206,16 @@ TEST_CASE("pods that cannot be scheduled (more GPUs than a node has): failed aft
   CHECK_THAT(s.reason, Catch::Contains("Insufficient nvidia.com/gpu"));
   CHECK(s.DeviceHours() == 0);
   CHECK(s.devices == 16);
-  for (int i = 0; i < 50 && !RayJobNamed(spec.name).is_null(); ++i) {
+  for (int i = 0; i < 50 && !RayJobNamed(K8s(*launcher, spec.name)).is_null(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  CHECK(RayJobNamed(spec.name).is_null());
+  CHECK(RayJobNamed(K8s(*launcher, spec.name)).is_null());
 }
 
 TEST_CASE("an image that cannot be pulled: failed with ImagePullBackOff as evidence",
           "[kuberay]") {
   std::string name = UniqueName("pull");
-  Double::Get().AddFaults(Json::array({{{"kind", "image_pull"}, {"match", name}}}));
+  Double::Get().AddFaults(Json::array({{{"kind", "image_pull"}, {"match", name + "-*"}}}));
   auto launcher = MakeLauncher(Options({{"image_pull_timeout_s", 1}}));
   SubmitOk(*launcher, ShellJob(name, "true"));
   JobStatus s = WaitTerminal(*launcher, name, 30);
@@ -240,8 +267,8 @@ TEST_CASE("Cancel deletes the RayJob and stops its driver; the job reads as canc
   JobStatus s = WaitTerminal(*restarted, spec.name);
   CHECK(s.state == JobState::kCancelled);
   CHECK(s.end_time.has_value());
-  CHECK(NoLiveDriver(spec.name));
-  CHECK(RayJobNamed(spec.name).is_null());
+  CHECK(NoLiveDriver(K8s(*restarted, spec.name)));
+  CHECK(RayJobNamed(K8s(*restarted, spec.name)).is_null());
   REQUIRE(restarted->Cancel(spec.name).ok());  // idempotent
   auto log = restarted->ReadLog(spec.name);
   REQUIRE(log.ok());
@@ -249,7 +276,7 @@ TEST_CASE("Cancel deletes the RayJob and stops its driver; the job reads as canc
   auto resubmit = restarted->Submit(spec);
   REQUIRE(resubmit.ok());
   CHECK(resubmit->state == JobState::kCancelled);
-  CHECK(Double::Get().CountAudit("rayjob_created", spec.name) == 1);
+  CHECK(Double::Get().CountAudit("rayjob_created", K8s(*restarted, spec.name)) == 1);
 }
 
 TEST_CASE("a restarted launcher fetches the log from the cluster again; once the RayJob is gone "
@@ -267,9 +294,9 @@ TEST_CASE("a restarted launcher fetches the log from the cluster again; once the
   auto whole = after->ReadLog(spec.name);
   REQUIRE(whole.ok());
   CHECK_THAT(*whole, Catch::Contains("line-one") && Catch::Contains("line-two"));
-  Run deleted = Kubectl({"delete", "rayjob", spec.name, "-n", kNamespace});
+  Run deleted = Kubectl({"delete", "rayjob", K8s(*after, spec.name), "-n", kNamespace});
   REQUIRE(deleted.code == 0);
-  for (int i = 0; i < 50 && !RayJobNamed(spec.name).is_null(); ++i) {
+  for (int i = 0; i < 50 && !RayJobNamed(K8s(*after, spec.name)).is_null(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   auto later = MakeLauncher(Options(), nullptr, records);
@@ -320,7 +347,7 @@ TEST_CASE("layout workers: a CPU head and one GPU worker pod per recipe node", "
     const Json state = Double::Get().State();
     for (const auto& p : state["pods"]) {
       std::string pod = p["metadata"]["name"];
-      if (pod.rfind(spec.name + "-", 0) == 0 && pod.find("-gpu-workers-worker-") != std::string::npos) {
+      if (pod.rfind(K8s(*launcher, spec.name) + "-", 0) == 0 && pod.find("-gpu-workers-worker-") != std::string::npos) {
         ++workers;
       }
     }
@@ -377,6 +404,29 @@ TEST_CASE("every rendered RayJob passes the API server's strict validation again
     INFO(extra.dump() << "\n" << r.err);
     CHECK(r.code == 0);
   }
+}
+
+}  // namespace attune::kuberay_test
+
+namespace attune::kuberay_test {
+
+TEST_CASE("`attune kuberay render` of the example workflow passes the API server's validation",
+          "[kuberay][double]") {
+  auto rendered = kuberay::RunCommand({testing::AttuneBinaryPath(), "kuberay", "render",
+                                       std::string(ATTUNE_SOURCE_DIR) +
+                                           "/workflows/examples/kuberay.yaml"},
+                                      "", 120);
+  REQUIRE(rendered.ok());
+  INFO(rendered->err);
+  REQUIRE(rendered->exit_code == 0);
+  CHECK_THAT(rendered->out, Catch::Contains("kind: \"RayJob\""));
+  Run r = Kubectl({"create", "--dry-run=server", "-n", "ml-team", "-f", "-"}, rendered->out);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  auto rbac = kuberay::RunCommand({testing::AttuneBinaryPath(), "kuberay", "rbac"}, "", 60);
+  REQUIRE(rbac.ok());
+  CHECK(rbac->exit_code == 2);
+  CHECK_THAT(rbac->err, Catch::Contains("--namespace NS"));
 }
 
 }  // namespace attune::kuberay_test

@@ -45,7 +45,7 @@ Result<RenderedRayJob> Render(const JobSpec& spec, const Json& extra = Json::obj
 }
 
 Json RayJob(const Json& status) {
-  return {{"metadata", {{"name", "camp-c3-2"}, {"namespace", "team-a"}}}, {"status", status}};
+  return {{"metadata", {{"name", "camp-c3-2-abcdef"}, {"namespace", "team-a"}}}, {"status", status}};
 }
 
 Json Pod(const std::string& name, const Json& status, const std::string& node = "n1") {
@@ -89,17 +89,18 @@ TEST_CASE("options: types, ranges and required keys", "[kuberay][options]") {
 TEST_CASE("RayJob names are DNS-1035 labels of at most 47 characters, deterministic and distinct",
           "[kuberay][names]") {
   const std::regex dns1035("^[a-z]([-a-z0-9]*[a-z0-9])?$");
-  CHECK(KubernetesName("camp-c3-2") == "camp-c3-2");
+  CHECK_THAT(KubernetesName("camp-c3-2", "0123456789ab"), Catch::Matches("camp-c3-2-[0-9a-f]{6}"));
+  CHECK(KubernetesName("camp-c3-2", "0123456789ab") != KubernetesName("camp-c3-2", "ba9876543210"));
   const std::vector<std::string> jobs{"Camp_1-baseline-1", "9lives-c1-1", "a.b-verify-c2-p1-1",
                                       std::string(80, 'x') + "-c1-1", "---"};
   for (const std::string& job : jobs) {
-    std::string name = KubernetesName(job);
+    std::string name = KubernetesName(job, "0123456789ab");
     INFO(job << " -> " << name);
     CHECK(std::regex_match(name, dns1035));
     CHECK(name.size() <= 47);
-    CHECK(KubernetesName(job) == name);
+    CHECK(KubernetesName(job, "0123456789ab") == name);
   }
-  CHECK(KubernetesName("A_b-c1-1") != KubernetesName("a-b-c1-1"));
+  CHECK(KubernetesName("A_b-c1-1", "o") != KubernetesName("a-b-c1-1", "o"));
 }
 
 TEST_CASE("a job's identity: labels split from the name, a selector by owner and hash",
@@ -198,7 +199,7 @@ TEST_CASE("RayJob status to engine state: success, driver failure, deadline, sto
                                         {"endTime", "2026-01-02T04:04:05Z"}}), none, 8);
   CHECK(ok.state == JobState::kSucceeded);
   CHECK(ok.DeviceHours() == Approx(8.0));
-  CHECK(ok.launcher_job_id == "team-a/camp-c3-2");
+  CHECK(ok.launcher_job_id == "team-a/camp-c3-2-abcdef");
   JobStatus failed = MapRayJob("j", RayJob({{"jobDeploymentStatus", "Failed"}, {"jobStatus", "FAILED"},
                                             {"reason", "AppFailed"},
                                             {"message", "Job entrypoint command failed with exit code 2, last available logs:\nboom"},
