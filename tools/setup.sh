@@ -27,6 +27,7 @@ packages=(
   libboost-system1.74-dev
   librocksdb-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 libssl-dev
   python3 python3-torch python3-numpy libopenblas0-pthread
+  python3-jsonschema python3-yaml openssl
   clang
   nodejs
 )
@@ -56,6 +57,10 @@ missing_packages() {
   # npm only when no npm is present: a NodeSource nodejs bundles its own, and Debian's npm
   # package conflicts with it.
   command -v npm >/dev/null || echo npm
+  # kubectl for the KubeRay launcher's tests (docs/kuberay.md): Debian's kubernetes-client when no
+  # kubectl is installed; an existing one (e.g. the Google Cloud SDK's, which owns
+  # /usr/bin/kubectl and would conflict) is kept.
+  command -v kubectl >/dev/null || echo kubernetes-client
 }
 
 install_packages() {

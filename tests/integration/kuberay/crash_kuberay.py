@@ -29,7 +29,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 PYTHON = "/usr/bin/python3"
 DOUBLE = os.path.join(ROOT, "tests", "k8s_double")
 
