@@ -29,6 +29,7 @@ packages=(
   python3 python3-torch python3-numpy libopenblas0-pthread
   python3-jsonschema python3-yaml openssl
   clang
+  libonig-dev libsentencepiece-dev sentencepiece libicu-dev
   nodejs
 )
 

@@ -34,7 +34,7 @@
 namespace attune {
 
 // Bump on every change to any header in engine/include/attune.
-inline constexpr uint32_t kAbiVersion = 1;
+inline constexpr uint32_t kAbiVersion = 2;
 
 enum class PluginKind { kStack, kLauncher, kAgent };
 const char* PluginKindName(PluginKind kind);  // "stack", "launcher", "agent"
@@ -81,6 +81,15 @@ struct PluginDescriptor {
   const char* name;     // unique among loaded plugins: [a-z0-9-]+
   const char* version;  // the plugin's own version, recorded in the campaign log
   PluginFactory create;
+  // The schema of the plugin's options (the workflow's `with:` block, PluginContext::config) as
+  // JSON text in the JSON Schema subset of docs/plugins.md "Options", or nullptr when the plugin
+  // declares none. The host reads it WITHOUT creating the plugin: `attune validate` and
+  // `attune run` check every `with:` block against it (keys with did-you-mean, types, ranges,
+  // file:line:col) before anything is recorded, and the host refuses to load a library whose
+  // schema does not compile. The factory should validate its config with the same text
+  // (attune::support::ValidateOptions) so that the plugin and `attune validate` agree.
+  // Static storage; never freed.
+  const char* options_schema = nullptr;
 };
 
 }  // namespace attune
@@ -91,7 +100,13 @@ struct PluginDescriptor {
 // Declares a plugin library. FACTORY is `Result<std::unique_ptr<Plugin>>(const PluginContext&)`.
 // Use once per library, at namespace scope:
 //   ATTUNE_PLUGIN(attune::PluginKind::kStack, "megatron", "0.1.0", megatron::Create)
-#define ATTUNE_PLUGIN(KIND, NAME, VERSION, FACTORY)                                            \
+// A plugin that takes options declares their schema (a `const char*` to static JSON text):
+//   ATTUNE_PLUGIN_WITH_OPTIONS(attune::PluginKind::kLauncher, "local", "0.1.0",
+//                              local::CreateLocalLauncher, local::kOptionsSchema)
+#define ATTUNE_PLUGIN(KIND, NAME, VERSION, FACTORY) \
+  ATTUNE_PLUGIN_WITH_OPTIONS(KIND, NAME, VERSION, FACTORY, nullptr)
+
+#define ATTUNE_PLUGIN_WITH_OPTIONS(KIND, NAME, VERSION, FACTORY, OPTIONS_SCHEMA)               \
   namespace attune_plugin_export {                                                              \
   inline ::attune::Result<std::unique_ptr<::attune::Plugin>> SafeCreate(                        \
       const ::attune::PluginContext& context) {                                                 \
@@ -106,7 +121,7 @@ struct PluginDescriptor {
     }                                                                                           \
   }                                                                                             \
   inline const ::attune::PluginDescriptor kDescriptor{::attune::kAbiVersion, KIND, NAME,        \
-                                                      VERSION, &SafeCreate};                    \
+                                                      VERSION, &SafeCreate, OPTIONS_SCHEMA};    \
   extern "C" __attribute__((visibility("default"))) const ::attune::PluginDescriptor*           \
   attune_plugin_descriptor_v1() {                                                               \
     return &kDescriptor;                                                                        \

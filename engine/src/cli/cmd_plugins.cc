@@ -22,7 +22,9 @@ int RunPlugins(const std::vector<std::string>& args, Env& env) {
     nlohmann::json list = nlohmann::json::array();
     for (const LoadedPlugin* pl : (*host)->List()) {
       list.push_back({{"name", pl->name}, {"kind", PluginKindName(pl->kind)},
-                      {"version", pl->version}, {"path", pl->path}, {"sha256", pl->sha256}});
+                      {"version", pl->version}, {"path", pl->path}, {"sha256", pl->sha256},
+                      {"options", pl->options_schema ? pl->options_schema->AsJson()
+                                                     : nlohmann::json()}});
     }
     *env.out << nlohmann::json{{"plugins", list}, {"search_path", (*host)->search_path()}}.dump(2)
              << "\n";

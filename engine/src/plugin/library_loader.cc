@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "attune/support/json_schema.h"
+
 namespace attune::plugin {
 namespace {
 
@@ -93,6 +95,15 @@ Status CheckDescriptorFields(const PluginDescriptor& d, const std::string& where
   if (d.version == nullptr || d.create == nullptr) {
     return Status::InvalidArgument(where + ": plugin '" + name +
                                    "' has no version or no factory in its descriptor");
+  }
+  if (d.options_schema != nullptr) {
+    auto schema = support::JsonSchema::Parse(d.options_schema);
+    if (!schema.ok()) {
+      return Status::InvalidArgument(where + ": plugin '" + name + "' declares an invalid " +
+                                     schema.status().message() +
+                                     "; fix its ATTUNE_PLUGIN_WITH_OPTIONS schema (docs/plugins.md "
+                                     "\"Options\")");
+    }
   }
   return Status::Ok();
 }

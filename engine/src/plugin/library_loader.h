@@ -8,7 +8,7 @@
 //      running any of its code)                                   (kInvalidArgument)
 //   4. it loads with RTLD_NOW | RTLD_LOCAL (unresolved symbols fail here, with dlerror's text)
 //   5. the descriptor's abi_version equals kAbiVersion, before any other field is read
-//   6. kind, name and version are well-formed
+//   6. kind, name and version are well-formed; the options schema, when declared, compiles
 // A loaded library is kept in a process-lifetime registry and never unloaded.
 #ifndef ATTUNE_ENGINE_PLUGIN_LIBRARY_LOADER_H_
 #define ATTUNE_ENGINE_PLUGIN_LIBRARY_LOADER_H_

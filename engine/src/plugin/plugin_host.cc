@@ -48,6 +48,15 @@ void DefaultLog(LogLevel level, const std::string& message) {
   std::cerr << "[" << kNames[static_cast<int>(level)] << "] " << message << "\n";
 }
 
+// The descriptor's options schema, compiled (CheckDescriptorFields has already refused one that
+// does not compile).
+std::optional<support::JsonSchema> OptionsSchemaOf(const PluginDescriptor& d) {
+  if (d.options_schema == nullptr) return std::nullopt;
+  auto schema = support::JsonSchema::Parse(d.options_schema);
+  if (!schema.ok()) return std::nullopt;
+  return std::move(schema).value();
+}
+
 }  // namespace
 
 class PluginHost::Impl {
@@ -112,6 +121,7 @@ Result<const LoadedPlugin*> PluginHost::LoadFile(const std::string& path) {
   loaded->path = canonical;
   loaded->sha256 = FileSha256(canonical);
   loaded->descriptor = d;
+  loaded->options_schema = OptionsSchemaOf(*d);
   return impl_->Add(std::move(loaded));
 }
 
@@ -128,6 +138,7 @@ Status PluginHost::RegisterForTesting(const PluginDescriptor* descriptor) {
   loaded->version = descriptor->version;
   loaded->kind = descriptor->kind;
   loaded->descriptor = descriptor;
+  loaded->options_schema = OptionsSchemaOf(*descriptor);
   return impl_->Add(std::move(loaded)).status();
 }
 
@@ -176,6 +187,11 @@ Result<std::unique_ptr<T>> PluginHost::Impl::Create(PluginKind kind, const std::
   PluginContext context = ctx;
   if (!context.log) context.log = DefaultLog;
   std::string where = "plugin '" + name + "' (" + (p->path.empty() ? "test" : p->path) + ")";
+  if (p->options_schema) {
+    const nlohmann::json& with = context.config.is_null() ? nlohmann::json::object() : context.config;
+    Status valid = p->options_schema->Validate(with, "with");
+    if (!valid.ok()) return Status::InvalidArgument("plugin '" + name + "': " + valid.message());
+  }
   Result<std::unique_ptr<Plugin>> made = Status::Internal("not called");
   try {
     made = p->descriptor->create(context);

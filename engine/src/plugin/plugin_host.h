@@ -13,6 +13,7 @@
 #define ATTUNE_ENGINE_PLUGIN_PLUGIN_HOST_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "attune/plugin.h"
 #include "attune/stack.h"
 #include "attune/status.h"
+#include "attune/support/json_schema.h"
 #include "attune/support/names.h"
 
 namespace attune {
@@ -32,6 +34,8 @@ struct LoadedPlugin {
   std::string path;    // the library file ("" for test registrations)
   std::string sha256;  // of the file, recorded in the campaign log
   const PluginDescriptor* descriptor = nullptr;
+  // The compiled schema of the plugin's `with:` options; nullopt when it declares none.
+  std::optional<support::JsonSchema> options_schema;
 };
 
 class PluginHost {
@@ -57,6 +61,8 @@ class PluginHost {
   std::vector<const LoadedPlugin*> List() const;
   const std::vector<std::string>& search_path() const;
 
+  // Creating a plugin first validates ctx.config against the plugin's options schema
+  // (kInvalidArgument "plugin 'x': with.key: message"), then calls its factory.
   Result<std::unique_ptr<Stack>> CreateStack(const std::string& name, const PluginContext& ctx);
   Result<std::unique_ptr<Launcher>> CreateLauncher(const std::string& name,
                                                    const PluginContext& ctx);

@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "attune/recipe.h"
+#include "attune/support/json_schema.h"
+#include "options_schema.h"
 
 namespace attune::agents {
 namespace {
@@ -78,24 +80,6 @@ Status ReadTools(const json& with, ClaudeCodeConfig* c) {
   return Status::Ok();
 }
 
-Status CheckKnownKeys(const json& with) {
-  static const char* kKeys[] = {"binary",    "model",           "max_turns",      "timeout_s",
-                                "retries",   "api_retries",     "max_budget_usd", "env",
-                                "namespace", "skill",           "stop_hook_cap",  "hooks",
-                                "resume",    "permission_mode", "tools"};
-  for (const auto& [k, v] : with.items()) {
-    bool known = false;
-    for (const char* key : kKeys) known = known || k == key;
-    if (!known) {
-      std::string list;
-      for (const char* key : kKeys) list += (list.empty() ? "" : ", ") + std::string(key);
-      return Status::InvalidArgument("agent claude-code: unknown key with." + k +
-                                     " (known: " + list + ")");
-    }
-  }
-  return Status::Ok();
-}
-
 std::string HookCommand(const std::vector<std::string>& words) {
   std::string cmd;
   for (const auto& w : words) {
@@ -125,8 +109,9 @@ std::string FindExecutable(const std::string& name) {
 
 Result<ClaudeCodeConfig> ParseConfig(const PluginContext& context) {
   const json& with = context.config.is_null() ? json::object() : context.config;
-  if (!with.is_object()) return TypeError("", "a map", with);
-  ATTUNE_RETURN_IF_ERROR(CheckKnownKeys(with));
+  // The declared schema checks keys, types and ranges (the same check `attune validate` makes).
+  ATTUNE_RETURN_IF_ERROR(
+      support::ValidateOptions(claude_code::kOptionsSchema, with, "agent claude-code"));
   ClaudeCodeConfig c;
   std::string binary = "claude";
   ATTUNE_RETURN_IF_ERROR(ReadString(with, "binary", &binary));

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <set>
 
+#include "attune/support/json_schema.h"
 #include "history.h"
+#include "options_schema.h"
 
 namespace attune::agents {
 namespace {
@@ -71,6 +73,8 @@ std::vector<std::pair<std::string, std::optional<std::string>>> GridSpace::Point
 
 Result<GridSpace> ParseGridConfig(const nlohmann::json& with) {
   const char* usage = " (expected with: {space: {\"--micro-batch-size\": [\"1\", \"2\"]}})";
+  // The declared schema checks keys and types (the same check `attune validate` makes).
+  ATTUNE_RETURN_IF_ERROR(support::ValidateOptions(grid::kOptionsSchema, with, "agent 'grid'"));
   if (!with.is_object() || !with.contains("space") || !with["space"].is_object() ||
       with["space"].empty()) {
     return Status::InvalidArgument(std::string("agent 'grid': with.space: missing or empty") +

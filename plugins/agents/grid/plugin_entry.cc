@@ -1,4 +1,6 @@
 // Copyright attune authors.
 #include "grid_agent.h"
+#include "options_schema.h"
 
-ATTUNE_PLUGIN(attune::PluginKind::kAgent, "grid", "0.1.0", attune::agents::CreateGridAgent)
+ATTUNE_PLUGIN_WITH_OPTIONS(attune::PluginKind::kAgent, "grid", "0.1.0",
+                           attune::agents::CreateGridAgent, attune::agents::grid::kOptionsSchema)

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "history.h"
+#include "attune/support/json_schema.h"
+#include "options_schema.h"
 #include "pairs.h"
 #include "reading.h"
 #include "scoring.h"
@@ -126,6 +128,8 @@ std::string DoneText(const ScoringContext& ctx, const std::vector<MoveEstimate>&
 Result<HeuristicConfig> ParseHeuristicConfig(const nlohmann::json& with) {
   HeuristicConfig c;
   if (with.is_null()) return c;
+  // The declared schema checks keys and types (the same check `attune validate` makes).
+  ATTUNE_RETURN_IF_ERROR(support::ValidateOptions(heuristic::kOptionsSchema, with, "agent 'heuristic'"));
   if (!with.is_object()) {
     return Status::InvalidArgument("agent 'heuristic': `with` must be a mapping, found " +
                                    std::string(with.type_name()));

@@ -3,7 +3,9 @@
 
 #include <vector>
 
+#include "attune/support/json_schema.h"
 #include "history.h"
+#include "options_schema.h"
 
 namespace attune::agents {
 
@@ -45,6 +47,8 @@ Result<Proposal> RandomAgent::Propose(const CampaignView& view) {
 }
 
 Result<std::unique_ptr<Plugin>> CreateRandomAgent(const PluginContext& context) {
+  ATTUNE_RETURN_IF_ERROR(
+      support::ValidateOptions(random::kOptionsSchema, context.config, "agent 'random'"));
   if (!context.config.is_null() && !context.config.empty()) {
     return Status::InvalidArgument("agent 'random' takes no `with:` settings; found " +
                                    context.config.dump() + " (remove them)");

@@ -7,7 +7,9 @@
 #include <regex>
 #include <set>
 
+#include "attune/support/json_schema.h"
 #include "attune/support/names.h"
+#include "options_schema.h"
 
 namespace attune::kuberay {
 namespace {
@@ -341,6 +343,7 @@ Result<KubeRayOptions> ParseKubeRayOptions(const nlohmann::json& config, KubeRay
     return Status::InvalidArgument("kuberay launcher options: expected a map, found " +
                                    config.dump());
   }
+  ATTUNE_RETURN_IF_ERROR(support::ValidateOptions(kOptionsSchema, config, "kuberay launcher"));
   if (config.is_object()) {
     for (const auto& [key, value] : config.items()) {
       auto it = Setters().find(key);

@@ -19,7 +19,9 @@
 #include <sstream>
 #include <thread>
 
+#include "attune/support/json_schema.h"
 #include "job_records.h"
+#include "options_schema.h"
 #include "spawn.h"
 
 namespace attune::local {
@@ -107,33 +109,12 @@ std::vector<std::pair<std::string, std::string>> JobEnvironment(const JobSpec& s
   return env;
 }
 
-constexpr const char* kOptionKeys[] = {"state_dir", "wrapper",         "device_type",
-                                       "devices_per_node", "grace_s", "pin_cpus",
-                                       "poll_interval_s",  "submit_wait_s"};
-
-// Unknown keys are errors (fail closed): a misspelled option would otherwise be silently ignored.
-Status CheckOptionKeys(const json& config) {
-  if (!config.is_object()) {
-    return Status::InvalidArgument("local launcher: options must be a mapping, found " +
-                                   config.dump());
-  }
-  for (const auto& [key, value] : config.items()) {
-    bool known = false;
-    for (const char* k : kOptionKeys) known = known || key == k;
-    if (known) continue;
-    std::string valid;
-    for (const char* k : kOptionKeys) valid += std::string(valid.empty() ? "" : ", ") + k;
-    return Status::InvalidArgument("local launcher: unknown option '" + key + "' (valid: " + valid +
-                                   ")");
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<LocalOptions> OptionsFromContext(const PluginContext& context) {
-  const json& c = context.config;
-  ATTUNE_RETURN_IF_ERROR(CheckOptionKeys(c));
+  const json c = context.config.is_null() ? json::object() : context.config;
+  // The declared schema checks keys, types and ranges (the same check `attune validate` makes).
+  ATTUNE_RETURN_IF_ERROR(support::ValidateOptions(kOptionsSchema, c, "local launcher"));
   LocalOptions o;
   std::string default_state = context.campaign_dir.empty()
                                   ? (fs::temp_directory_path() / "attune-launcher-local").string()

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <set>
+
+#include "attune/support/json_schema.h"
+#include "options_schema.h"
 
 namespace attune::sim {
 namespace {
@@ -27,20 +29,6 @@ const std::array<GpuSpec, 5>& GpuTable() {
 std::string Upper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
-}
-
-const std::set<std::string>& KnownKeys() {
-  static const std::set<std::string> keys = {
-      "gpu",      "nodes",    "gpus_per_node", "inter_node_gbit_s", "inter_node_latency_us",
-      "startup_s", "queue_s", "noise_cv",      "seed",              "failures",
-      "memory_gib", "peak_tflops", "state_dir"};
-  return keys;
-}
-
-std::string JoinKeys(const std::set<std::string>& keys) {
-  std::string out;
-  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
-  return out;
 }
 
 Result<double> NumberField(const nlohmann::json& with, const char* key, double fallback,
@@ -113,15 +101,8 @@ double ClusterSpec::InterNodeBusBytesPerS() const {
 Result<ClusterSpec> ParseClusterConfig(const nlohmann::json& with_or_null, uint64_t campaign_seed) {
   // No `with:` at all (a CLI context) means the defaults.
   const nlohmann::json with = with_or_null.is_null() ? nlohmann::json::object() : with_or_null;
-  if (!with.is_object()) {
-    return Status::InvalidArgument("sim launcher: `with:` must be a map, found " + with.dump());
-  }
-  for (const auto& [key, value] : with.items()) {
-    if (!KnownKeys().count(key)) {
-      return Status::InvalidArgument("sim launcher: with." + key + ": unknown key (known: " +
-                                     JoinKeys(KnownKeys()) + ")");
-    }
-  }
+  // The declared schema checks keys, types and ranges (the same check `attune validate` makes).
+  ATTUNE_RETURN_IF_ERROR(support::ValidateOptions(kOptionsSchema, with, "sim launcher"));
   ClusterSpec c;
   std::string gpu_name = with.value("gpu", std::string("H100"));
   auto gpu = FindGpu(gpu_name);

@@ -1,5 +1,6 @@
 // The sim launcher's Boost.DLL entry point.
 #include "attune/plugin.h"
+#include "options_schema.h"
 #include "sim_launcher.h"
 
 namespace {
@@ -12,4 +13,5 @@ attune::Result<std::unique_ptr<attune::Plugin>> CreateSim(const attune::PluginCo
 
 }  // namespace
 
-ATTUNE_PLUGIN(attune::PluginKind::kLauncher, "sim", "0.1.0", CreateSim)
+ATTUNE_PLUGIN_WITH_OPTIONS(attune::PluginKind::kLauncher, "sim", "0.1.0", CreateSim,
+                           attune::sim::kOptionsSchema)

@@ -5,6 +5,9 @@
 #include <functional>
 #include <map>
 
+#include "attune/support/json_schema.h"
+#include "options_schema.h"
+
 namespace attune::slurm {
 namespace {
 
@@ -149,10 +152,8 @@ std::string UnknownKeyMessage(const std::string& key) {
 
 Result<SlurmOptions> ParseSlurmOptions(const nlohmann::json& config, SlurmOptions base) {
   if (config.is_null()) return base;
-  if (!config.is_object()) {
-    return Status::InvalidArgument("slurm launcher options: expected a map, found " +
-                                   config.dump());
-  }
+  // The declared schema checks keys, types and ranges (the same check `attune validate` makes).
+  ATTUNE_RETURN_IF_ERROR(support::ValidateOptions(kOptionsSchema, config, "slurm launcher"));
   for (const auto& [key, value] : config.items()) {
     auto it = Setters().find(key);
     if (it == Setters().end()) return Status::InvalidArgument(UnknownKeyMessage(key));

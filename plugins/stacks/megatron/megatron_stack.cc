@@ -3,11 +3,13 @@
 #include <cstdlib>
 #include <exception>
 
+#include "attune/support/json_schema.h"
 #include "devices.h"
 #include "launch.h"
 #include "log_parser.h"
 #include "moves.h"
 #include "objective.h"
+#include "options_schema.h"
 #include "triage.h"
 #include "validate.h"
 
@@ -179,6 +181,7 @@ nlohmann::json MegatronStack::Describe() const {
 }
 
 Result<std::unique_ptr<Plugin>> Create(const PluginContext& context) {
+  ATTUNE_RETURN_IF_ERROR(support::ValidateOptions(kOptionsSchema, context.config, "stack 'megatron'"));
   std::string dir = context.data_dir;
   if (dir.empty()) {
     const char* env = std::getenv("ATTUNE_DATA_DIR");

@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 //   cd engine/include/attune && cat $(ls *.h | LC_ALL=C sort) | sha256sum
 const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {1, "7541165f04c5c5970eb1e7ca553ea957ec51b2c2a18d31ab2f49916fe99ee5db"},
+    {2, "10210a73c3aa9a183529f491a5756b506dab811fcec0864a2897c95ad8dfc045"},
 };
 
 std::string HeadersHash() {

@@ -48,6 +48,45 @@ TEST_CASE("the good test plugin loads and creates an agent", "[plugin]") {
   CHECK(out.str() == "a\nb\n");
 }
 
+TEST_CASE("a plugin's options schema is read without creating the plugin", "[plugin][options]") {
+  PluginHost host({});
+  auto loaded = host.LoadFile(TestPlugin("options", "attune_agent_testoptions"));
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  REQUIRE((*loaded)->options_schema.has_value());
+  CHECK((*loaded)->options_schema->PropertyNames() == std::vector<std::string>{"mode", "repeats"});
+  CHECK(*(*loaded)->options_schema->DefaultOf("repeats") == 2);
+  CHECK_FALSE((*host.LoadFile(kGood))->options_schema.has_value());
+}
+
+TEST_CASE("creating a plugin validates its options against its schema first", "[plugin][options]") {
+  PluginHost host({});
+  REQUIRE(host.LoadFile(TestPlugin("options", "attune_agent_testoptions")).ok());
+  PluginContext ctx;
+  ctx.config = {{"mode", "fastt"}};
+  auto refused = host.CreateAgent("testoptions", ctx);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(refused.status().message(),
+             Catch::Contains("plugin 'testoptions': with.mode: expected one of 'fast', 'slow', "
+                             "found 'fastt' (did you mean 'fast'?)"));
+  ctx.config = {{"repeats", 0}};
+  CHECK_THAT(host.CreateAgent("testoptions", ctx).status().message(),
+             Catch::Contains("with.repeats: expected an integer >= 1, found 0"));
+  ctx.config = {{"mode", "slow"}, {"repeats", 4}};
+  CHECK(host.CreateAgent("testoptions", ctx).ok());
+  ctx.config = nullptr;
+  CHECK(host.CreateAgent("testoptions", ctx).ok());
+}
+
+TEST_CASE("a library whose options schema does not compile is refused at load", "[plugin][options]") {
+  PluginHost host({});
+  RequireError(host.LoadFile(TestPlugin("badschema", "attune_agent_badschema")),
+               StatusCode::kInvalidArgument,
+               "plugin 'badschema' declares an invalid option schema: "
+               "properties.n.minimun: unsupported keyword 'minimun' (did you mean 'minimum'?)");
+}
+
 TEST_CASE("loading the same file twice gives the same plugin, not a duplicate", "[plugin]") {
   PluginHost host({});
   auto a = host.LoadFile(kGood);

@@ -1,0 +1,108 @@
+// Copyright attune authors.
+#include "options_schema.h"
+
+namespace attune::sim {
+
+const char kOptionsSchema[] = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "description": "the simulated cluster (docs/sim.md)",
+  "properties": {
+    "gpu": {
+      "type": "string",
+      "pattern": "[Aa]100|[Hh][12]00|[Bb]200",
+      "default": "H100",
+      "description": "GPU generation: A100, H100, H200, B200 or GB200"
+    },
+    "nodes": {
+      "type": "integer",
+      "minimum": 1,
+      "maximum": 100000,
+      "default": 1,
+      "description": "nodes in the cluster"
+    },
+    "gpus_per_node": {
+      "type": "integer",
+      "minimum": 1,
+      "maximum": 1024,
+      "default": 8,
+      "description": "GPUs per node"
+    },
+    "inter_node_gbit_s": {
+      "type": "number",
+      "minimum": 1,
+      "description": "network bandwidth per GPU, Gb/s (default: the GPU's usual network)"
+    },
+    "inter_node_latency_us": {
+      "type": "number",
+      "minimum": 0,
+      "default": 5,
+      "description": "network latency, microseconds"
+    },
+    "startup_s": {
+      "type": "number",
+      "minimum": 0,
+      "default": 90,
+      "description": "job start-up before the first iteration, seconds"
+    },
+    "queue_s": {
+      "type": "number",
+      "minimum": 0,
+      "default": 0,
+      "description": "wait between submit and start, seconds"
+    },
+    "noise_cv": {
+      "type": "number",
+      "minimum": 0,
+      "maximum": 1,
+      "default": 0.01,
+      "description": "step-time coefficient of variation"
+    },
+    "seed": {
+      "type": "integer",
+      "minimum": 0,
+      "description": "noise and failure stream (0: the campaign seed)"
+    },
+    "failures": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "failure probability per job (their sum at most 1)",
+      "properties": {
+        "nccl_timeout": {
+          "type": "number",
+          "minimum": 0,
+          "maximum": 1,
+          "description": "NCCL timeout"
+        },
+        "hang": {
+          "type": "number",
+          "minimum": 0,
+          "maximum": 1,
+          "description": "hang"
+        },
+        "node_failure": {
+          "type": "number",
+          "minimum": 0,
+          "maximum": 1,
+          "description": "node failure"
+        }
+      }
+    },
+    "memory_gib": {
+      "type": "number",
+      "minimum": 1,
+      "description": "GPU memory (default: the GPU's)"
+    },
+    "peak_tflops": {
+      "type": "number",
+      "minimum": 1,
+      "description": "peak dense bf16 TFLOP/s (default: the GPU's)"
+    },
+    "state_dir": {
+      "type": "string",
+      "description": "where job records live (default: <campaign>/sim)"
+    }
+  }
+})json";
+
+}  // namespace attune::sim

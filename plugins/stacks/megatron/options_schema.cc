@@ -1,0 +1,13 @@
+// Copyright attune authors.
+#include "options_schema.h"
+
+namespace attune::megatron {
+
+const char kOptionsSchema[] = R"json({
+  "type": "object",
+  "additionalProperties": false,
+  "description": "the stack takes no options (its knowledge is data: stacks/megatron/)",
+  "properties": {}
+})json";
+
+}  // namespace attune::megatron
