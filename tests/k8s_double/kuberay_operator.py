@@ -140,7 +140,12 @@ class Operator:
     def _reconcile(self, job, run):
         status = job.setdefault("status", {})
         phase = status.get("jobDeploymentStatus", "")
-        if phase == "":
+        if phase in ("", "Suspended") and job["spec"].get("suspend"):
+            # KubeRay creates nothing for a suspended RayJob until suspend turns false.
+            if phase == "":
+                status["jobDeploymentStatus"] = "Suspended"
+                self.store.touch(job)
+        elif phase in ("", "Suspended"):
             self._initialize(job, run)
         elif phase == "Initializing":
             self._advance_pods(job, run)
@@ -378,6 +383,12 @@ class Operator:
         env = dict(os.environ)
         env.update(self._runtime_env_vars(spec))
         cwd = self._working_dir(spec)
+        if not os.path.isdir(cwd):
+            # Ray refuses a runtime env whose working_dir it cannot use: the job fails at once.
+            cwd_missing = f"working_dir {cwd} does not exist"
+            with open(run.log_path, "a") as f:
+                f.write(f"RuntimeEnvSetupError: {cwd_missing}\n")
+            cwd, spec = self.workdir, dict(spec, entrypoint="exit 1")
         with open(run.log_path, "ab") as out:
             run.proc = subprocess.Popen(["/bin/sh", "-c", spec.get("entrypoint", "")], cwd=cwd,
                                         env=env, stdin=subprocess.DEVNULL, stdout=out,
