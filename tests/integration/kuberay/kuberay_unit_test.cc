@@ -60,8 +60,11 @@ TEST_CASE("options: unknown keys are refused with the nearest valid one", "[kube
   CHECK_THAT(ParseError(Base({{"namspace", "x"}})), Catch::Contains("with.namspace: unknown key") &&
                                                         Catch::Contains("did you mean 'namespace'"));
   CHECK_THAT(ParseError(Base({{"gpus_per_workr", 8}})), Catch::Contains("'gpus_per_worker'"));
+  CHECK_THAT(ParseError(Base({{"volumes", Json::array({{{"name", "d"}, {"mount_path", "/d"},
+                                                         {"pvc", "x"}, {"read_onyl", true}}})}})),
+             Catch::Contains("volumes[0]") && Catch::Contains("did you mean 'read_only'"));
   CHECK_THAT(ParseError(Base({{"volumes", Json::array({{{"name", "d"}, {"mount_pth", "/d"}}})}})),
-             Catch::Contains("volumes[0]") && Catch::Contains("did you mean 'mount_path'"));
+             Catch::Contains("volumes[0].mount_path: required key is missing"));
   CHECK_THAT(ParseError(Base({{"tolerations", Json::array({{{"keys", "a"}}})}})),
              Catch::Contains("tolerations[0]") && Catch::Contains("'key'"));
 }
