@@ -2,7 +2,10 @@
 
 #include <zlib.h>
 
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <istream>
 #include <streambuf>
 #include <string_view>
@@ -79,6 +82,35 @@ std::optional<int64_t> MicrosToNanos(int64_t us) {
   return us * 1000;
 }
 
+// A decimal literal of microseconds ("4458677009853.422") to nanoseconds, exactly: going through
+// a double would round (at 4e15 ns a double's step is 0.5). Digits beyond the nanosecond are
+// rounded half away from zero. Nullopt for exponent forms and out-of-range values (the caller
+// falls back to the double).
+std::optional<int64_t> DecimalMicrosToNanos(std::string_view text) {
+  bool negative = !text.empty() && text[0] == '-';
+  if (negative) text.remove_prefix(1);
+  int64_t value = 0;
+  size_t i = 0;
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+    if (value > 9'000'000'000'000'000 / 10) return std::nullopt;
+    value = value * 10 + (text[i] - '0');
+  }
+  if (i == 0 || value > 9'000'000'000'000'000) return std::nullopt;
+  int64_t fraction = 0;
+  int digits = 0;
+  bool round_up = false;
+  if (i < text.size() && text[i] == '.') {
+    for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++digits) {
+      if (digits < 3) fraction = fraction * 10 + (text[i] - '0');
+      if (digits == 3) round_up = text[i] >= '5';
+    }
+  }
+  if (i != text.size()) return std::nullopt;  // an exponent
+  for (int d = std::min(digits, 3); d < 3; ++d) fraction *= 10;
+  int64_t ns = value * 1000 + fraction + (round_up ? 1 : 0);
+  return negative ? -ns : ns;
+}
+
 enum class Frame { kRootObject, kEvents, kEvent, kArgs, kCapture, kSkip };
 enum class RootKey { kOther, kTraceEvents, kDistributedInfo, kDeviceProperties };
 enum class EventKey { kOther, kPh, kName, kCat, kPid, kTid, kTs, kDur, kArgs };
@@ -125,9 +157,9 @@ class TraceSax {
   bool number_integer(json::number_integer_t v) { return Number(v, static_cast<double>(v)); }
   bool number_unsigned(json::number_unsigned_t v) {
     return v <= static_cast<uint64_t>(INT64_MAX) ? Number(static_cast<int64_t>(v), static_cast<double>(v))
-                                                 : Float(static_cast<double>(v));
+                                                 : Float(static_cast<double>(v), {});
   }
-  bool number_float(json::number_float_t v, const json::string_t&) { return Float(v); }
+  bool number_float(json::number_float_t v, const json::string_t& text) { return Float(v, text); }
   bool string(json::string_t& v);
   bool binary(json::binary_t&) { return Scalar(nullptr); }
   bool start_object(std::size_t);
@@ -147,7 +179,7 @@ class TraceSax {
  private:
   Frame Top() const { return stack_.back(); }
   bool Number(int64_t i, double d);
-  bool Float(double d);
+  bool Float(double d, std::string_view text = {});
   bool Scalar(json v);
   bool End();
   bool OpenCapture(json* target, json initial);
@@ -374,10 +406,13 @@ bool TraceSax::Number(int64_t i, double d) {
   return true;
 }
 
-bool TraceSax::Float(double d) {
+bool TraceSax::Float(double d, std::string_view text) {
   if (stack_.empty() || (Top() != Frame::kEvent && Top() != Frame::kArgs)) return Scalar(d);
   if (Top() == Frame::kEvent) {
-    if (event_key_ == EventKey::kTs || event_key_ == EventKey::kDur) SetTime(MicrosToNanos(d));
+    if (event_key_ == EventKey::kTs || event_key_ == EventKey::kDur) {
+      std::optional<int64_t> exact = DecimalMicrosToNanos(text);
+      SetTime(exact ? exact : MicrosToNanos(d));
+    }
     return true;
   }
   if (arg_key_ == ArgKey::kBytes) event_.bytes = d;
