@@ -51,7 +51,7 @@ void PrintSummaryTable(const ProfileReport& r, std::ostream& out) {
 
 void PrintSteps(const RankProfile& p, std::ostream& out) {
   if (p.steps.empty()) return;
-  out << "  " << Pad("step", 8) << Pad("cpu ms", 10) << Pad("gpu ms", 10) << Pad("compute", 9)
+  out << "  " << Pad("step", 8) << Pad("cpu ms", 10) << Pad("span ms", 10) << Pad("compute", 9)
       << Pad("comm", 8) << Pad("exposed", 9) << Pad("idle", 8) << "pipeline wait\n";
   for (const StepSummary& s : p.steps) {
     const Figures& f = s.figures;
