@@ -1,11 +1,13 @@
 // `attune profile analyze TRACE... [--json]`: what PyTorch profiler traces say about a run.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 
 #include "cli/args.h"
 
 #ifdef ATTUNE_HAVE_PROFILE
+#include "profile/breakdown_chart.h"
 #include "profile/profile.h"
 #endif
 
@@ -47,10 +49,18 @@ Result<std::vector<std::string>> ExpandTraces(const std::vector<std::string>& ar
   return files;
 }
 
+Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return Status::IoError(path + ": cannot write (check the directory and free space)");
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunProfileAnalyze(const std::vector<std::string>& args, Env& env) {
-  ArgParser p("profile analyze TRACE... [--json] [--top N] [--pipeline-parallel N]",
+  ArgParser p("profile analyze TRACE... [--json] [--top N] [--pipeline-parallel N] [--svg F] [--markdown F]",
               "Reads PyTorch profiler (Kineto) chrome traces, one per rank (plain or .gz; a "
               "directory stands for the traces in it), and reports per rank: GPU window, busy, "
               "idle, compute, communication, memory and exposed communication, per-step figures, "
@@ -60,7 +70,9 @@ int RunProfileAnalyze(const std::vector<std::string>& args, Env& env) {
   p.Options()("json", "machine-readable report")(
       "top", po::value<int>()->default_value(10), "how many kernels to list per rank")(
       "pipeline-parallel", po::value<int>(),
-      "the run's pipeline-parallel size: tells whether SendRecv kernels are pipeline transfers");
+      "the run's pipeline-parallel size: tells whether SendRecv kernels are pipeline transfers")(
+      "svg", po::value<std::string>(), "also write the per-rank breakdown as a stacked-bar SVG")(
+      "markdown", po::value<std::string>(), "also write the per-rank breakdown as a Markdown table");
   p.Positional("traces", -1);
   int code = 0;
   if (!p.Parse(args, env, &code)) return code;
@@ -92,6 +104,14 @@ int RunProfileAnalyze(const std::vector<std::string>& args, Env& env) {
   }
   auto report = profile::AnalyzeTraces(*files, options);
   if (!report.ok()) return ReportError(env, "profile analyze", report.status(), json);
+  std::vector<profile::RankBar> bars = profile::BarsOf(*report);
+  for (const auto& [option, text] :
+       {std::pair{"svg", profile::RenderBreakdownSvg(bars)},
+        std::pair{"markdown", profile::RenderBreakdownMarkdown(bars)}}) {
+    if (!p.Has(option)) continue;
+    Status written = WriteText(p.Get(option), text);
+    if (!written.ok()) return ReportError(env, "profile analyze", written, json);
+  }
   if (json) {
     *env.out << profile::ReportToJson(*report).dump(2) << "\n";
   } else {

@@ -27,7 +27,7 @@ const std::vector<Command>& Commands() {
        "classify why a job failed from its log", RunLogTriage},
       {"gate check", "gate check --stack NAME BASE CANDIDATE [--json]",
        "may CANDIDATE be compared with BASE? (exit 0 pass, 1 refused)", RunGateCheck},
-      {"profile analyze", "profile analyze TRACE... [--json] [--top N]",
+      {"profile analyze", "profile analyze TRACE... [--json] [--top N] [--svg F] ...",
        "what PyTorch profiler traces say: per-rank breakdown, NCCL, launches, diagnosis",
        RunProfileAnalyze},
       {"job-exec", "job-exec ARGS...", "run a job under attune's wrapper (used by launchers)",
