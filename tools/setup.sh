@@ -28,6 +28,7 @@ packages=(
   librocksdb-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 libssl-dev
   python3 python3-torch python3-numpy libopenblas0-pthread
   clang
+  libonig-dev libsentencepiece-dev sentencepiece libicu-dev
   nodejs
 )
 

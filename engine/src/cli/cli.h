@@ -72,6 +72,7 @@ int RunGateCheck(const std::vector<std::string>& args, Env& env);
 int RunProfileAnalyze(const std::vector<std::string>& args, Env& env);
 int RunJobExec(const std::vector<std::string>& args, Env& env);
 int RunHook(const std::vector<std::string>& args, Env& env);
+int RunData(const std::vector<std::string>& args, Env& env);
 int RunPluginCommand(const std::string& plugin, const std::vector<std::string>& args, Env& env);
 
 // --- helpers shared by subcommands (common.cc) ---

@@ -32,6 +32,8 @@ const std::vector<Command>& Commands() {
        RunProfileAnalyze},
       {"job-exec", "job-exec ARGS...", "run a job under attune's wrapper (used by launchers)",
        RunJobExec},
+      {"data", "data lengths|pack|encode DATA --tokenizer T ...",
+       "token lengths of a JSONL dataset; pack it into Megatron's indexed format", RunData},
       {"hook", "hook guard|stop ARGS...", "agent hooks (used by coding-agent integrations)",
        RunHook},
   };

@@ -49,6 +49,9 @@ def _add_tokenizer_args(parser):
                        help='Vocabulary size after padding; overrides the computed padding.')
     group.add_argument('--mock-data', action='store_true',
                        help='Use synthetic data (minigpt always does: seeded Markov-chain tokens).')
+    group.add_argument('--data-path', nargs='*', default=None,
+                       help='Megatron indexed dataset prefixes (PREFIX.bin/PREFIX.idx, e.g. from '
+                            '`attune data pack`); read in order, without weights or shuffling.')
     group.add_argument('--dataloader-type', type=str, default='single', choices=['single'],
                        help='Single pass sampler: consecutive sample indices per global batch.')
 

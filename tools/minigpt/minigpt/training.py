@@ -23,7 +23,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from . import log_format
-from .data import MarkovDataset, micro_batch_start
+from .data import IndexedDataset, MarkovDataset, micro_batch_start
 from .model import GPTModel, num_floating_point_operations, pad_vocab
 from .profiling import StepProfiler
 
@@ -256,7 +256,12 @@ def _train_loop(args, model, optimizer, dataset, profiler):
 def pretrain(args):
     _initialize(args)
     model, optimizer = _build_model_and_optimizer(args)
-    dataset = MarkovDataset(args.vocab_size, args.seq_length, args.seed)
+    if args.data_path:
+        dataset = IndexedDataset(args.data_path, args.seq_length, args.vocab_size)
+        _print_rank_0(args, ' > indexed dataset: {} tokens in {} sequences, {} samples per '
+                      'epoch'.format(dataset.total_tokens, dataset.sequences, dataset.samples))
+    else:
+        dataset = MarkovDataset(args.vocab_size, args.seq_length, args.seed)
     args.consumed_train_samples = 0
     _print_rank_0(args, log_format.datetime_line('after dataloaders are built'))
     _print_rank_0(args, 'done with setup ...')
