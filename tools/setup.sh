@@ -26,6 +26,7 @@ packages=(
   libboost1.74-dev libboost-program-options1.74-dev libboost-filesystem1.74-dev
   libboost-system1.74-dev
   librocksdb-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 libssl-dev
+  zlib1g-dev
   python3 python3-torch python3-numpy libopenblas0-pthread
   python3-jsonschema python3-yaml openssl
   clang

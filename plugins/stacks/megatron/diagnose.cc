@@ -3,6 +3,7 @@
 
 #include "log_parser.h"
 #include "recipe_view.h"
+#include "timers.h"
 #include "triage.h"
 
 namespace attune::megatron {
@@ -21,37 +22,6 @@ void Memory(const Measurement& m, const ClusterInfo& c, std::vector<Diagnosis>* 
                          " GiB (" + F(100 * used, 0) + "%)";
   if (used >= 0.9) out->push_back({"memory_pressure", std::min(1.0, (used - 0.85) * 5), evidence});
   else if (used <= 0.7) out->push_back({"memory_headroom", std::min(1.0, 0.7 - used + 0.1), evidence});
-}
-
-bool IsCommTimer(const std::string& name) {
-  for (const char* part : {"all-reduce", "all-gather", "reduce-scatter", "grads-sync", "allreduce",
-                           "-send", "-recv", "params-all-gather"}) {
-    if (name.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
-
-// Exposed communication from timers: the share of the step spent in communication timers.
-bool CommunicationFromTimers(const LogParse& parse, std::vector<Diagnosis>* out) {
-  for (auto it = parse.iterations.rbegin(); it != parse.iterations.rend(); ++it) {
-    double comm = 0;
-    bool any = false;
-    for (const auto& [key, value] : it->extra) {
-      if (key.rfind(kTimerPrefix, 0) != 0) continue;
-      any = true;
-      if (IsCommTimer(key)) comm += value;
-    }
-    if (!any || it->step_time_ms <= 0) continue;
-    double share = std::min(1.0, comm / it->step_time_ms);
-    if (share >= 0.05) {
-      out->push_back({"communication", share,
-                      "communication timers take " + F(comm) + " of " + F(it->step_time_ms) +
-                          " ms per iteration (" + F(100 * share, 0) + "%) at iteration " +
-                          std::to_string(it->iteration)});
-    }
-    return true;
-  }
-  return false;
 }
 
 void CommunicationFromRecipe(const RecipeView& v, std::vector<Diagnosis>* out) {
@@ -115,8 +85,11 @@ std::vector<Diagnosis> DiagnoseRun(const Recipe& recipe, const Measurement& meas
   std::vector<Diagnosis> out;
   RecipeView view = ReadView(recipe);
   Memory(measurement, cluster, &out);
-  if (!CommunicationFromTimers(parse, &out)) CommunicationFromRecipe(view, &out);
-  Bubble(view, &out);
+  // Measured timers replace the recipe-based guesses they cover.
+  TimerDiagnosis timers = DiagnoseTimers(parse);
+  out.insert(out.end(), timers.diagnoses.begin(), timers.diagnoses.end());
+  if (!timers.have_timers) CommunicationFromRecipe(view, &out);
+  if (!timers.have_pipeline_timers) Bubble(view, &out);
   LaunchOverhead(view, measurement, &out);
   ComputeBound(measurement, cluster, &out);
   std::stable_sort(out.begin(), out.end(),

@@ -10,6 +10,7 @@
 #include "moves.h"
 #include "objective.h"
 #include "options_schema.h"
+#include "timers.h"
 #include "triage.h"
 #include "validate.h"
 
@@ -138,7 +139,11 @@ Result<LaunchSpec> MegatronStack::RenderLaunch(const Recipe& recipe) const {
 }
 
 LogParse MegatronStack::ParseLog(std::string_view log) const {
-  return Guard(LogParse{}, [&] { return ParseMegatronLog(log); });
+  return Guard(LogParse{}, [&] {
+    LogParse parse = ParseMegatronLog(log);
+    AttachTimerBlocks(ParseTimerBlocks(log), &parse);
+    return parse;
+  });
 }
 
 Result<Measurement> MegatronStack::Measure(const LogParse& parse, const Recipe& recipe) const {
@@ -159,6 +164,22 @@ Failure MegatronStack::Triage(std::string_view log, const JobEnd& end) const {
 std::vector<Diagnosis> MegatronStack::Diagnose(const Recipe& recipe, const Measurement& measurement,
                                                const LogParse& parse, const ClusterInfo& cluster) const {
   return Guard(std::vector<Diagnosis>{}, [&] { return DiagnoseRun(recipe, measurement, parse, cluster); });
+}
+
+std::vector<PluginCommand> MegatronStack::Commands() const {
+  return {{"timers", "what Megatron's timer blocks in a log say: gradient communication, "
+                     "pipeline waits, diagnosis"}};
+}
+
+int MegatronStack::RunCommand(const std::string& command, const std::vector<std::string>& args,
+                              std::ostream& out, std::ostream& err) {
+  if (command != "timers") return Stack::RunCommand(command, args, out, err);
+  try {
+    return RunTimersCommand(args, out, err);
+  } catch (const std::exception& e) {
+    err << "attune megatron timers: internal error: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 nlohmann::json MegatronStack::Describe() const {

@@ -35,6 +35,9 @@ class MegatronStack final : public Stack {
   std::vector<Diagnosis> Diagnose(const Recipe& recipe, const Measurement& measurement,
                                   const LogParse& parse, const ClusterInfo& cluster) const override;
   nlohmann::json Describe() const override;
+  std::vector<PluginCommand> Commands() const override;
+  int RunCommand(const std::string& command, const std::vector<std::string>& args,
+                 std::ostream& out, std::ostream& err) override;
 
   const Knowledge& knowledge() const { return knowledge_; }
 

@@ -138,12 +138,32 @@ def _add_logging_args(parser):
                        help='Report memory every N iterations (a multiple of --log-interval).')
 
 
+def _add_profiling_args(parser):
+    group = parser.add_argument_group(title='profiling')
+    group.add_argument('--profile', action='store_true',
+                       help='Profile steps --profile-step-start to --profile-step-end on the ranks '
+                            'in --profile-ranks.')
+    group.add_argument('--use-pytorch-profiler', action='store_true',
+                       help='Profile with torch.profiler and write a chrome trace per rank into '
+                            '--tensorboard-dir (without it, --profile drives an external CUDA '
+                            'profiler such as nsys, which needs CUDA).')
+    group.add_argument('--profile-step-start', type=int, default=10,
+                       help='Global step to start profiling.')
+    group.add_argument('--profile-step-end', type=int, default=12,
+                       help='Global step to stop profiling.')
+    group.add_argument('--profile-ranks', nargs='+', type=int, default=[0],
+                       help='Global ranks to profile.')
+    group.add_argument('--tensorboard-dir', type=str, default=None,
+                       help='Where torch.profiler traces are written.')
+
+
 def build_parser(prog=None):
     """Returns the argparse parser (allow_abbrev=False, like Megatron-LM)."""
     parser = argparse.ArgumentParser(prog=prog, description='minigpt (Megatron-LM compatible flags)',
                                      allow_abbrev=False)
     for add in (_add_network_size_args, _add_tokenizer_args, _add_training_args,
-                _add_optimizer_args, _add_distributed_args, _add_logging_args):
+                _add_optimizer_args, _add_distributed_args, _add_logging_args,
+                _add_profiling_args):
         add(parser)
     return parser
 
@@ -255,6 +275,27 @@ def _validate_logging(args):
         args.lr_decay_iters = args.train_iters
 
 
+def _validate_profiling(args):
+    if not args.profile:
+        return
+    assert 0 <= args.profile_step_start < args.profile_step_end, (
+        'profile_step_start ({}) must be at least 0 and less than profile_step_end ({})'.format(
+            args.profile_step_start, args.profile_step_end))
+    if args.use_pytorch_profiler:
+        assert args.tensorboard_dir, (
+            '--use-pytorch-profiler writes its traces into --tensorboard-dir; set it')
+    elif not _cuda_visible():
+        raise ValueError('--profile without --use-pytorch-profiler starts the CUDA profiler API '
+                         '(for nsys), which needs CUDA; on CPU add --use-pytorch-profiler '
+                         '--tensorboard-dir DIR')
+
+
+def _cuda_visible():
+    # Without importing torch (arguments answer fast): a CUDA device is only possible when the
+    # NVIDIA driver has created its device nodes.
+    return os.path.exists('/dev/nvidiactl')
+
+
 def validate_args(args):
     """Derives sizes and checks Megatron's constraints; raises on a bad configuration."""
     _validate_parallel_sizes(args)
@@ -262,6 +303,7 @@ def validate_args(args):
     _validate_model(args)
     _validate_recompute(args)
     _validate_logging(args)
+    _validate_profiling(args)
     args.params_dtype = 'torch.bfloat16' if args.bf16 else 'torch.float32'
     if args.bf16:
         print_rank_0(args, 'accumulate and all-reduce gradients in fp32 for bfloat16 data type.')

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from . import log_format
 from .data import IndexedDataset, MarkovDataset, micro_batch_start
 from .model import GPTModel, num_floating_point_operations, pad_vocab
+from .profiling import StepProfiler
 
 
 def _print_rank_0(args, message):
@@ -217,13 +218,23 @@ def _maybe_collect_garbage(args, iteration):
 
 
 def train(args, model, optimizer, dataset):
+    profiler = StepProfiler(args)
+    try:
+        _train_loop(args, model, optimizer, dataset, profiler)
+    finally:
+        profiler.close()
+
+
+def _train_loop(args, model, optimizer, dataset, profiler):
     stats = _IntervalStats()
     report_memory_flag = True
     if args.manual_gc:
         gc.disable()
     for iteration in range(1, args.train_iters + 1):
+        profiler.begin_step(iteration)
         _set_lr(optimizer, learning_rate(args, iteration - 1))
         loss, grad_norm = train_step(args, model, optimizer, dataset, iteration - 1)
+        profiler.end_step(iteration)
         args.consumed_train_samples += args.global_batch_size
         stats.add(loss)
         lr = learning_rate(args, iteration)  # Megatron logs the lr after the scheduler step
