@@ -4,15 +4,20 @@
 torch 1.13's `Std.from_str("0")` looks the value up by iterating an IntFlag, and Python 3.11 no
 longer yields the zero member, so the default `--redirects 0 --tee 0` become None and torchrun dies
 with "AttributeError: 'NoneType' object has no attribute 'get'". This shim fixes that lookup and
-accepts the newer dashed spellings (`--nproc-per-node`, `--nnodes`, ...), then runs
-torch.distributed.run unchanged:
+accepts the newer dashed spellings (`--nproc-per-node`, `--nnodes`, ...). torch 1.13's
+`--standalone` always binds its rendezvous store to port 29400, so two local jobs at once (tests
+run in parallel, a campaign with two jobs in flight) collide with "Address already in use"; the
+shim turns `--standalone` into an explicit c10d rendezvous on a free port, as newer torch releases
+do. Then it runs torch.distributed.run unchanged:
 
     /usr/bin/python3 tools/minigpt/torchrun_compat.py --standalone --nproc-per-node 2 \
         tools/minigpt/pretrain_gpt.py --micro-batch-size 1 ...
 """
 
 import re
+import socket
 import sys
+import uuid
 
 from torch.distributed.elastic.multiprocessing import api as mp_api
 from torch.distributed.run import main as torchrun_main
@@ -51,6 +56,33 @@ def _translate(argv):
     return out + argv[i:]
 
 
+def _free_port():
+    """A TCP port free at this moment on the loopback interface."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def _standalone_on_free_port(argv):
+    """Replaces `--standalone` (fixed port 29400 in torch 1.13) by a rendezvous on a free port."""
+    launcher = []
+    i = 0
+    while i < len(argv) and argv[i].startswith('-'):
+        launcher.append(argv[i])
+        i += 1
+        if '=' not in launcher[-1] and launcher[-1] not in _SWITCHES and i < len(argv):
+            launcher.append(argv[i])
+            i += 1
+    if '--standalone' not in launcher:
+        return argv
+    launcher.remove('--standalone')
+    rdzv = ['--rdzv_backend', 'c10d', '--rdzv_endpoint', 'localhost:%d' % _free_port(),
+            '--rdzv_id', str(uuid.uuid4())]
+    if not any(a == '--nnodes' or a.startswith('--nnodes=') for a in launcher):
+        rdzv += ['--nnodes', '1']
+    return launcher + rdzv + argv[i:]
+
+
 if __name__ == '__main__':
     mp_api.Std.from_str = classmethod(lambda cls, vm: _std_from_str(vm))
-    sys.exit(torchrun_main(_translate(sys.argv[1:])))
+    sys.exit(torchrun_main(_standalone_on_free_port(_translate(sys.argv[1:]))))
