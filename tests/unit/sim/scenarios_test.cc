@@ -24,6 +24,14 @@ nlohmann::json ToJson(const YAML::Node& node) {
     return j;
   }
   const std::string& s = node.Scalar();
+  // Integers stay integers (as the workflow loader reads them): the launcher's schema wants them.
+  try {
+    size_t used = 0;
+    long long i = std::stoll(s, &used);
+    if (used == s.size()) return i;
+  } catch (...) {
+    // not an integer
+  }
   try {
     size_t used = 0;
     double d = std::stod(s, &used);
@@ -46,6 +54,7 @@ TEST_CASE("every sim example campaign's baseline runs on its cluster", "[sim][sc
     YAML::Node wf = YAML::LoadFile(entry.path().string());
     REQUIRE(wf["launcher"]["name"].as<std::string>() == "sim");
     auto cluster = ParseClusterConfig(ToJson(wf["launcher"]["with"]), 1);
+    INFO((cluster.ok() ? std::string() : cluster.status().ToString()));
     REQUIRE(cluster.ok());
     auto recipe = LoadRecipeFile((dir / wf["recipe"].as<std::string>()).string());
     REQUIRE(recipe.ok());
