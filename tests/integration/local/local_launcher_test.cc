@@ -6,13 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <catch2/catch.hpp>
 
 #include "job_records.h"
 #include "local_test_util.h"
@@ -20,9 +19,7 @@
 namespace attune::local::testing {
 namespace {
 
-void Sleep(double seconds) {
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-}
+void Sleep(double seconds) { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
 
 TEST_CASE("a job runs and its status, times and log are read back", "[local]") {
   ScratchDir dir;
@@ -139,9 +136,9 @@ TEST_CASE("a wrapper that was spawned but has not taken its lock yet reads as pe
                               {{"name", spec.name}, {"log_path", spec.log_path}, {"devices", 1}})
               .ok());
   // This test process stands in for a live wrapper that is still starting.
-  REQUIRE(WriteJsonAtomically(record + "/spawn.json",
-                              {{"wrapper_pid", ::getpid()},
-                               {"wrapper_start_ticks", ProcessStartTicks(::getpid())}})
+  REQUIRE(WriteJsonAtomically(
+              record + "/spawn.json",
+              {{"wrapper_pid", ::getpid()}, {"wrapper_start_ticks", ProcessStartTicks(::getpid())}})
               .ok());
   CHECK(launcher->Poll(spec.name)->state == JobState::kPending);
   CHECK(launcher->Submit(spec)->state == JobState::kPending);
@@ -300,13 +297,15 @@ TEST_CASE("options come from the plugin context with clear errors", "[local]") {
   CHECK(LocalLauncher(*options).Cluster().device_type == "cpu");
 
   context.config = {{"grace_s", "soon"}};
-  CHECK_THAT(OptionsFromContext(context).status().message(), Catch::Contains("'grace_s'"));
+  CHECK_THAT(OptionsFromContext(context).status().message(),
+             Catch::Contains("with.grace_s: expected a number >= 0, found 'soon'"));
   context.config = {{"devices", 2}};
   CHECK_THAT(OptionsFromContext(context).status().message(),
-             Catch::Contains("unknown option 'devices' (valid: state_dir, wrapper, device_type, "
+             Catch::Contains("with.devices: unknown key 'devices'; expected one of: device_type, "
                              "devices_per_node"));
   context.config = {{"device_type", "tpu"}};
-  CHECK_THAT(OptionsFromContext(context).status().message(), Catch::Contains("\"cpu\" or"));
+  CHECK_THAT(OptionsFromContext(context).status().message(),
+             Catch::Contains("with.device_type: expected one of 'cpu', 'gpu', found 'tpu'"));
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Every example campaign (workflows/examples/sim-*.yaml): its baseline recipe is valid Megatron
 // and fits in memory on the cluster the workflow describes, and the run is not trivially optimal.
-#include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "hardware.h"
