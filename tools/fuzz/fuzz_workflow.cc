@@ -7,7 +7,14 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const attune::WorkflowSchema kSchema = [] {
     attune::WorkflowSchema s;
-    s.step_kinds = {{"benchmark", {"repeats"}}, {"tune", {"max_candidates"}}, {"verify", {}}, {"report", {}}};
+    auto options = [](const char* text) { return attune::support::JsonSchema::Parse(text).value(); };
+    s.step_kinds.emplace("benchmark", options(R"({"type": "object", "additionalProperties": false,
+        "properties": {"repeats": {"type": "integer", "minimum": 1}}})"));
+    s.step_kinds.emplace("tune", options(R"({"type": "object", "additionalProperties": false,
+        "properties": {"max_candidates": {"type": "integer", "minimum": 1}}})"));
+    s.step_kinds.emplace("verify", options(R"({"type": "object", "additionalProperties": false})"));
+    s.step_kinds.emplace("report", options(R"({"type": "object", "additionalProperties": false})"));
+    s.condition_names = {"leader", "leader_changed", "speedup"};
     s.stacks = {"megatron", "automodel"};
     s.launchers = {"sim", "local", "slurm"};
     s.agents = {"heuristic", "random", "grid"};

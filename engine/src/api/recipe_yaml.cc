@@ -7,6 +7,7 @@
 
 #include "attune/recipe.h"
 #include "utf8.h"
+#include "yaml_load.h"
 
 namespace attune {
 namespace {
@@ -28,39 +29,6 @@ std::vector<std::string> SplitOnSpaces(const std::string& s) {
   std::string w;
   while (in >> w) words.push_back(w);
   return words;
-}
-
-nlohmann::json YamlToJson(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      nlohmann::json j = nlohmann::json::object();
-      for (const auto& kv : node) j[kv.first.as<std::string>()] = YamlToJson(kv.second);
-      return j;
-    }
-    case YAML::NodeType::Sequence: {
-      nlohmann::json j = nlohmann::json::array();
-      for (const auto& item : node) j.push_back(YamlToJson(item));
-      return j;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return s;  // quoted in the source: keep it a string
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      try {
-        size_t used = 0;
-        long long i = std::stoll(s, &used);
-        if (used == s.size()) return i;
-        double d = std::stod(s, &used);
-        if (used == s.size()) return d;
-      } catch (...) {
-        // Not a number: keep the string (std::sto* report "not a number" by throwing).
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
 }
 
 Status ParseArgs(const std::string& source, const YAML::Node& args, Recipe* recipe) {
@@ -143,7 +111,9 @@ Status ParseRoot(const std::string& source, const YAML::Node& root, Recipe* reci
       recipe->env.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
     }
   }
-  if (root["config"]) recipe->config = YamlToJson(root["config"]);
+  if (root["config"]) {
+    ATTUNE_ASSIGN_OR_RETURN(recipe->config, YamlToJson(root["config"], source));
+  }
   if (root["topology"]) ATTUNE_RETURN_IF_ERROR(ParseTopology(source, root["topology"], recipe));
   if (root["launcher_hint"]) recipe->launcher_hint = root["launcher_hint"].as<std::string>();
   return Status::Ok();
@@ -222,14 +192,7 @@ Status CheckRecipeValues(const Recipe& r, const std::string& source) {
 }  // namespace
 
 Result<Recipe> ParseRecipeYaml(const std::string& text, const std::string& source_name) {
-  ATTUNE_RETURN_IF_ERROR(CheckYamlText(text, source_name, "a recipe file"));
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                   std::to_string(e.mark.column + 1) + ": YAML syntax: " + e.msg);
-  }
+  ATTUNE_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlDocument(text, source_name, "a recipe file"));
   Recipe recipe;
   try {
     ATTUNE_RETURN_IF_ERROR(ParseRoot(source_name, root, &recipe));
@@ -243,7 +206,8 @@ Result<Recipe> ParseRecipeYaml(const std::string& text, const std::string& sourc
 
 Result<nlohmann::json> YamlToJsonValue(const std::string& text, const std::string& source_name) {
   try {
-    return YamlToJson(YAML::Load(text));
+    ATTUNE_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlDocument(text, source_name, "a YAML file"));
+    return YamlToJson(root, source_name);
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
                                    std::to_string(e.mark.column + 1) + ": YAML: " + e.msg);

@@ -75,7 +75,8 @@ Status CampaignState::Apply(const EventRecord& e) {
       paused = false;
       plugins.clear();
       for (const auto& p : d.value("plugins", json::array())) plugins.push_back(PluginIdentityFromJson(p));
-    } else if (t == events::kStepStarted || t == events::kStepFinished) s = ApplyStep(t, d);
+    } else if (t == events::kWorkflowAmended) s = ApplyAmended(d);
+    else if (t == events::kStepStarted || t == events::kStepFinished) s = ApplyStep(t, d);
     else if (t == events::kProposalRecorded) s = ApplyProposal(d);
     else if (t == events::kAgentFailed) {
       ++agent_failures;
@@ -127,6 +128,34 @@ Status CampaignState::ApplyStarted(const json& d) {
     steps.push_back(StepRecord{s.at("id").get<std::string>(), s.value("uses", ""), false, false, ""});
   }
   ledger.total = settings.budget_gpu_hours;
+  return Status::Ok();
+}
+
+// An explicit amendment (`attune run --amend-workflow`): the workflow, its settings and the steps
+// not yet started change; what steps already did is kept.
+Status CampaignState::ApplyAmended(const json& d) {
+  workflow_json = d.at("workflow");
+  workflow_hash = d.value("workflow_hash", "");
+  settings = CampaignSettingsFromJson(d.at("settings"));
+  ledger.total = settings.budget_gpu_hours;
+  std::vector<StepRecord> next;
+  for (const auto& s : d.at("steps")) {
+    const std::string id = s.at("id").get<std::string>();
+    auto old = std::find_if(steps.begin(), steps.end(), [&](const StepRecord& r) { return r.id == id; });
+    if (old != steps.end()) {
+      next.push_back(*old);
+      next.back().uses = s.value("uses", old->uses);
+    } else {
+      next.push_back(StepRecord{id, s.value("uses", ""), false, false, ""});
+    }
+  }
+  for (const StepRecord& r : steps) {
+    const bool kept = std::any_of(next.begin(), next.end(), [&](const StepRecord& n) { return n.id == r.id; });
+    if (!kept && (r.started || r.finished)) {
+      return Malformed(events::kWorkflowAmended, "drops step '" + r.id + "', which has started");
+    }
+  }
+  steps = std::move(next);
   return Status::Ok();
 }
 

@@ -213,6 +213,7 @@ class CampaignState {
 
  private:
   Status ApplyStarted(const nlohmann::json& d);
+  Status ApplyAmended(const nlohmann::json& d);
   Status ApplyProposal(const nlohmann::json& d);
   Status ApplyGate(const nlohmann::json& d);
   Status ApplyRequested(const nlohmann::json& d);

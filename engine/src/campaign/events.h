@@ -10,6 +10,7 @@ namespace attune::events {
 
 inline constexpr char kCampaignStarted[] = "CampaignStarted";
 inline constexpr char kCampaignResumed[] = "CampaignResumed";
+inline constexpr char kWorkflowAmended[] = "WorkflowAmended";
 inline constexpr char kStepStarted[] = "StepStarted";
 inline constexpr char kStepFinished[] = "StepFinished";
 inline constexpr char kProposalRecorded[] = "ProposalRecorded";

@@ -53,15 +53,22 @@ std::string DefaultDir(const std::string& workflow) {
 }  // namespace
 
 int RunRun(const std::vector<std::string>& args, Env& env) {
-  ArgParser p("run WORKFLOW [--dir DIR] [--plugin-path DIR] [--on-stop leave|cancel] [--json]",
+  ArgParser p("run WORKFLOW [--dir DIR] [--plugin-path DIR] [--on-stop leave|cancel] [--json]\n"
+              "       attune run --dir DIR --amend-workflow FILE",
               "Starts a campaign of WORKFLOW in DIR (default runs/<workflow file name>), or "
               "resumes the campaign already in DIR (then WORKFLOW may be omitted; the campaign "
-              "runs the workflow it started with). Ctrl-C pauses it cleanly (exit 3).");
+              "runs the workflow it started with, and says which settings of a WORKFLOW passed "
+              "again differ). --amend-workflow records an explicit amendment first: the budget, "
+              "the agent's options and steps not yet started may change. WORKFLOW is validated "
+              "before anything is recorded (invalid: exit 2). Ctrl-C pauses it cleanly (exit 3).");
   p.Options()("dir", po::value<std::string>(), "campaign directory")(
       "plugin-path", po::value<std::vector<std::string>>(), "extra plugin directory")(
       "on-stop", po::value<std::string>()->default_value("leave"),
       "on Ctrl-C: leave running jobs running (resume finds them) or cancel them")(
       "json", "progress as NDJSON on stdout")(
+      "amend-workflow", po::value<std::string>(),
+      "resume after recording FILE as the campaign's workflow (budget, agent options and steps "
+      "not yet started may change)")(
       "ack-file", po::value<std::string>(), "crash-test side channel: acknowledged seqs");
   p.Positional("workflow");
   int code = 0;
@@ -73,6 +80,11 @@ int RunRun(const std::vector<std::string>& args, Env& env) {
                                        "--on-stop must be 'leave' or 'cancel', not '" + on_stop +
                                        "'"), json);
   }
+  if (p.Has("amend-workflow") && !p.Has("dir")) {
+    return ReportError(env, "run", Status::InvalidArgument(
+                                       "--amend-workflow needs --dir DIR (the campaign to amend)"),
+                       json);
+  }
   if (!p.Has("workflow") && !p.Has("dir")) {
     return ReportError(env, "run", Status::InvalidArgument(
                                        "give a WORKFLOW to start, or --dir DIR to resume"), json);
@@ -83,6 +95,7 @@ int RunRun(const std::vector<std::string>& args, Env& env) {
 #ifdef ATTUNE_HAVE_STEPS
   RunOptions options;
   options.workflow_path = p.Get("workflow");
+  options.amend_workflow_path = p.Get("amend-workflow");
   options.campaign_dir = dir;
   options.plugin_paths = env.plugin_paths;
   for (const auto& path : p.GetList("plugin-path")) options.plugin_paths.push_back(path);

@@ -13,13 +13,7 @@ Result<WorkflowSchema> BuildWorkflowSchema(const Env& env,
   schema = BuiltinStepSchema();
 #endif
   ATTUNE_ASSIGN_OR_RETURN(auto host, LoadPlugins(env, extra_paths));
-  for (const LoadedPlugin* p : host->List()) {
-    switch (p->kind) {
-      case PluginKind::kStack: schema.stacks.insert(p->name); break;
-      case PluginKind::kLauncher: schema.launchers.insert(p->name); break;
-      case PluginKind::kAgent: schema.agents.insert(p->name); break;
-    }
-  }
+  AddPluginsToSchema(*host, &schema);
   return schema;
 }
 

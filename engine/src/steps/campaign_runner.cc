@@ -1,9 +1,11 @@
 // RunCampaign: open (or create) the campaign, make sure it runs the workflow and plugins it
 // started with, reconcile jobs left in flight, then run the steps in order from the state.
+#include <cassert>
 #include "steps/campaign_runner.h"
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include "base/crash_point.h"
@@ -13,6 +15,7 @@
 #include "steps/job_driver.h"
 #include "steps/run_context.h"
 #include "steps/steps.h"
+#include "steps/workflow_change.h"
 
 namespace attune {
 namespace {
@@ -91,27 +94,33 @@ CampaignSettings SettingsOf(const Workflow& w) {
 
 WorkflowSchema SchemaWith(const PluginHost& host) {
   WorkflowSchema schema = BuiltinStepSchema();
-  for (const LoadedPlugin* p : host.List()) {
-    if (p->kind == PluginKind::kStack) schema.stacks.insert(p->name);
-    if (p->kind == PluginKind::kLauncher) schema.launchers.insert(p->name);
-    if (p->kind == PluginKind::kAgent) schema.agents.insert(p->name);
-  }
+  AddPluginsToSchema(host, &schema);
   return schema;
 }
 
-std::optional<RunError> StartNew(RunContext& ctx, PluginHost& host) {
+// A plugin that refuses its options (kInvalidArgument) is bad input: exit 2, like the validator.
+RunError PluginError(const Status& s) {
+  return RunError{s, s.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailed};
+}
+
+std::optional<RunError> StartNew(RunContext& ctx, PluginHost& host,
+                                 const std::optional<Workflow>& given) {
   const RunOptions& o = *ctx.options;
-  if (o.workflow_path.empty()) {
+  if (!o.amend_workflow_path.empty()) {
+    return RunError{Status::InvalidArgument("campaign directory " + o.campaign_dir +
+                                            " holds no campaign to amend: start one with `attune "
+                                            "run WORKFLOW --dir " + o.campaign_dir + "`"),
+                    kExitUsage};
+  }
+  if (!given) {
     return RunError{Status::InvalidArgument("campaign directory " + o.campaign_dir +
                                             " holds no campaign yet: pass the workflow to start one"),
                     kExitUsage};
   }
-  auto wf = LoadWorkflowFile(o.workflow_path, SchemaWith(host));
-  if (!wf.ok()) return RunError{wf.status(), kExitUsage};
-  ctx.workflow = std::move(*wf);
+  ctx.workflow = *given;
   auto ids = Identities(host, ctx.workflow);
   if (!ids.ok()) return RunError{ids.status(), kExitUsage};
-  if (Status s = CreatePlugins(ctx, host); !s.ok()) return RunError{s};
+  if (Status s = CreatePlugins(ctx, host); !s.ok()) return PluginError(s);
   json plugins = json::array(), steps = json::array();
   for (const auto& p : *ids) plugins.push_back(PluginIdentityToJson(p));
   for (const auto& st : ctx.workflow.steps) steps.push_back(json{{"id", st.id}, {"uses", st.uses}});
@@ -131,7 +140,44 @@ std::string DescribeIdentity(const PluginIdentity& p) {
   return p.kind + " '" + p.name + "' " + p.version + " (sha256 " + p.sha256.substr(0, 12) + ")";
 }
 
-std::optional<RunError> Resume(RunContext& ctx, PluginHost& host) {
+// The recorded workflow wins over a file passed again; say which of the file's settings differ.
+void SayDifferences(const RunContext& ctx, const Workflow& recorded, const Workflow& given) {
+  auto lines = WorkflowDifferences(recorded, given);
+  if (lines.empty()) return;
+  ctx.Say("the campaign runs the workflow recorded when it started; these settings of " +
+          ctx.options->workflow_path + " differ and the recorded values are used:");
+  for (const auto& line : lines) ctx.Say("  " + line);
+  ctx.Say("to change settings that do not alter past decisions (budget, agent options, steps not "
+          "yet started), run `attune run --dir " + ctx.options->campaign_dir +
+          " --amend-workflow " + ctx.options->workflow_path + "`");
+}
+
+// Records an explicit amendment after checking that it leaves past decisions valid.
+std::optional<RunError> Amend(RunContext& ctx, const Workflow& recorded, Workflow amended) {
+  if (Status s = CheckAmendment(ctx.state, recorded, amended); !s.ok()) {
+    return RunError{s.WithContext("--amend-workflow " + ctx.options->amend_workflow_path),
+                    kExitUsage};
+  }
+  auto lines = WorkflowDifferences(recorded, amended);
+  if (lines.empty()) {
+    ctx.Say("--amend-workflow: the file matches the recorded workflow; nothing to amend");
+    return std::nullopt;
+  }
+  json steps = json::array(), changes = json::array();
+  for (const auto& st : amended.steps) steps.push_back(json{{"id", st.id}, {"uses", st.uses}});
+  for (const auto& line : lines) changes.push_back(line);
+  json data{{"previous_hash", ctx.state.workflow_hash}, {"workflow_hash", WorkflowHash(amended)},
+            {"workflow", WorkflowToJson(amended)},
+            {"settings", CampaignSettingsToJson(SettingsOf(amended))},
+            {"steps", steps}, {"changes", changes}};
+  if (Status s = ctx.Append({NewEvent{events::kWorkflowAmended, data}}); !s.ok()) return RunError{s};
+  for (const auto& line : lines) ctx.Say("  amended " + line);
+  ctx.workflow = std::move(amended);
+  return std::nullopt;
+}
+
+std::optional<RunError> Resume(RunContext& ctx, PluginHost& host,
+                               const std::optional<Workflow>& given) {
   auto events_read = ctx.log->ReadFrom(1);
   if (!events_read.ok()) return RunError{events_read.status(), kExitLocked};
   auto state = CampaignState::Fold(*events_read);
@@ -141,6 +187,21 @@ std::optional<RunError> Resume(RunContext& ctx, PluginHost& host) {
   auto wf = WorkflowFromJson(ctx.state.workflow_json);
   if (!wf.ok()) return RunError{wf.status().WithContext("the workflow recorded in the campaign")};
   ctx.workflow = std::move(*wf);
+  const std::string& dir = ctx.options->campaign_dir;
+  if (!ctx.options->amend_workflow_path.empty()) {
+    if (auto e = Amend(ctx, ctx.workflow, *given)) return e;
+  } else {
+    if (given) SayDifferences(ctx, ctx.workflow, *given);
+    // An older attune may have recorded what this one refuses; running it would fail mid-step.
+    if (Status s = CheckRecordedWorkflow(ctx.workflow, SchemaWith(host)); !s.ok()) {
+      return RunError{Status::InvalidArgument(
+                          "the workflow recorded in campaign " + dir +
+                          " is refused by this attune: " + s.message() +
+                          ". Nothing was run. Fix it in a copy of the workflow file and resume with "
+                          "`attune run --dir " + dir + " --amend-workflow FILE`"),
+                      kExitUsage};
+    }
+  }
   auto ids = Identities(host, ctx.workflow);
   if (!ids.ok()) return RunError{ids.status()};
   for (const auto& now : *ids) {
@@ -155,7 +216,7 @@ std::optional<RunError> Resume(RunContext& ctx, PluginHost& host) {
       }
     }
   }
-  if (Status s = CreatePlugins(ctx, host); !s.ok()) return RunError{s};
+  if (Status s = CreatePlugins(ctx, host); !s.ok()) return PluginError(s);
   json plugins = json::array();
   for (const auto& p : *ids) plugins.push_back(PluginIdentityToJson(p));
   if (Status s = ctx.Append({NewEvent{events::kCampaignResumed, json{{"plugins", plugins}}}}); !s.ok()) {
@@ -206,12 +267,46 @@ int Fail(const RunOptions& o, const RunError& e) {
 
 }  // namespace
 
+// The options of each step kind (docs/workflows.md "Steps"): what the steps read, with the types
+// and ranges they can run with. `attune validate` and `attune run` check every step against these
+// before anything is recorded.
+const char kBenchmarkOptions[] = R"json({
+  "type": "object", "additionalProperties": false,
+  "properties": {
+    "repeats": {"type": "integer", "minimum": 1, "maximum": 100, "default": 3,
+                "description": "runs of the baseline, for its time and the noise estimate"}
+  }
+})json";
+const char kTuneOptions[] = R"json({
+  "type": "object", "additionalProperties": false,
+  "properties": {
+    "max_candidates": {"type": "integer", "minimum": 1, "maximum": 100000,
+                       "description": "candidates this step may try (default: budget.max_candidates)"},
+    "agent_retries": {"type": "integer", "minimum": 0, "maximum": 100, "default": 3,
+                      "description": "new proposals asked of the agent after an unusable one"}
+  }
+})json";
+const char kVerifyOptions[] = R"json({
+  "type": "object", "additionalProperties": false,
+  "properties": {
+    "repeats": {"type": "integer", "minimum": 1, "maximum": 100, "default": 3,
+                "description": "paired runs of the leader and the baseline"}
+  }
+})json";
+const char kReportOptions[] = R"json({"type": "object", "additionalProperties": false})json";
+
 WorkflowSchema BuiltinStepSchema() {
   WorkflowSchema schema;
-  schema.step_kinds["benchmark"] = {"repeats"};
-  schema.step_kinds["tune"] = {"max_candidates", "agent_retries"};
-  schema.step_kinds["verify"] = {"repeats"};
-  schema.step_kinds["report"] = {};
+  const std::pair<const char*, const char*> kinds[] = {{"benchmark", kBenchmarkOptions},
+                                                       {"tune", kTuneOptions},
+                                                       {"verify", kVerifyOptions},
+                                                       {"report", kReportOptions}};
+  for (const auto& [kind, text] : kinds) {
+    auto parsed = support::JsonSchema::Parse(text);
+    assert(parsed.ok());  // because the schemas above are constants, checked by steps_test
+    schema.step_kinds.emplace(kind, std::move(parsed).value());
+  }
+  schema.condition_names = ConditionNames();
   return schema;
 }
 
@@ -221,6 +316,19 @@ int RunCampaign(const RunOptions& o) {
   ctx.data_dir = DefaultDataDir();
   PluginHost host(PluginHost::DefaultSearchPath(o.plugin_paths));
   if (Status s = host.DiscoverAll(); !s.ok()) return Fail(o, {s, kExitFailed});
+  // Everything the user typed is validated before the log is opened or created.
+  std::optional<Workflow> given;
+  if (!o.workflow_path.empty() && !o.amend_workflow_path.empty()) {
+    return Fail(o, {Status::InvalidArgument("pass either WORKFLOW (to start or resume) or "
+                                            "--amend-workflow FILE (to amend), not both"),
+                    kExitUsage});
+  }
+  const std::string& file = o.amend_workflow_path.empty() ? o.workflow_path : o.amend_workflow_path;
+  if (!file.empty()) {
+    auto wf = LoadWorkflowFile(file, SchemaWith(host));
+    if (!wf.ok()) return Fail(o, {wf.status(), kExitUsage});
+    given = std::move(*wf);
+  }
   auto log = OpenLog(o);
   if (!log.ok()) {
     const bool locked = log.status().code() == StatusCode::kFailedPrecondition ||
@@ -229,7 +337,7 @@ int RunCampaign(const RunOptions& o) {
   }
   ctx.log = std::move(*log);
   const bool fresh = ctx.log->last_seq() == 0;
-  if (auto e = fresh ? StartNew(ctx, host) : Resume(ctx, host)) return Fail(o, *e);
+  if (auto e = fresh ? StartNew(ctx, host, given) : Resume(ctx, host, given)) return Fail(o, *e);
   if (ctx.state.finished) {
     ctx.Say("campaign " + ctx.state.campaign_id + " has already finished; see RESULTS.md and REPORT.md");
     return kExitOk;

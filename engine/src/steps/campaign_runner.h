@@ -19,7 +19,8 @@ namespace attune {
 enum class OnStop { kLeaveRunning, kCancel };
 
 struct RunOptions {
-  std::string workflow_path;        // required for a new campaign; ignored on resume
+  std::string workflow_path;        // required for a new campaign; compared on resume
+  std::string amend_workflow_path;  // --amend-workflow: an explicit, recorded amendment
   std::string campaign_dir;         // created when missing
   std::vector<std::string> plugin_paths;  // --plugin-path
   OnStop on_stop = OnStop::kLeaveRunning;

@@ -67,6 +67,10 @@ std::string SummarizeEvent(const std::string& type, const nlohmann::json& d) {
   using namespace events;
   if (type == kCampaignStarted) return "campaign " + d.value("campaign_id", "") + " started";
   if (type == kCampaignResumed) return "campaign resumed";
+  if (type == kWorkflowAmended) {
+    return "workflow amended (" + std::to_string(d.value("changes", nlohmann::json::array()).size()) +
+           " changes)";
+  }
   if (type == kStepStarted) return "step " + d.value("step", "") + " started";
   if (type == kStepFinished) return "step " + d.value("step", "") + " finished: " + d.value("outcome", "");
   if (type == kProposalRecorded) {

@@ -25,6 +25,11 @@ json PairedLossData(const CampaignState& state, const std::string& candidate) {
               {"compared", v.compared},  {"max_rel_diff", v.max_rel_diff}, {"reason", v.reason}};
 }
 
+std::set<std::string> ConditionNames() {
+  return {"leader",     "leader_changed", "budget_left_gpu_hours", "budget_spent_gpu_hours",
+          "candidates", "failed_jobs",    "speedup"};
+}
+
 std::map<std::string, json> ConditionValues(const CampaignState& state) {
   auto q = QuoteSpeedup(state);
   return {{"leader", state.leader_id},

@@ -31,6 +31,8 @@ nlohmann::json PairedLossData(const CampaignState& state, const std::string& can
 
 // The values `if:` conditions may use (docs/campaign.md lists them).
 std::map<std::string, nlohmann::json> ConditionValues(const CampaignState& state);
+// The names ConditionValues defines: what `attune validate` lets an `if:` use.
+std::set<std::string> ConditionNames();
 
 // The agent's read-only view of the campaign before proposal `index`.
 CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates);

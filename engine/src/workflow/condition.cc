@@ -8,6 +8,7 @@
 // Truthiness: false, 0, "" and null are false.
 #include <cctype>
 
+#include "attune/support/names.h"
 #include "workflow/workflow.h"
 
 namespace attune {
@@ -203,8 +204,25 @@ Result<bool> EvaluateCondition(const std::string& expr, const std::map<std::stri
   return Truthy(v);
 }
 
-Status CheckConditionSyntax(const std::string& expr) {
+Status CheckCondition(const std::string& expr, const std::set<std::string>& names) {
   ATTUNE_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(expr));
+  if (!names.empty()) {
+    // Every name must be one the engine defines; a misspelt one would otherwise only fail when
+    // the step is reached, after the steps before it have spent their budget.
+    // (Keywords true/false are literals, not names.)
+    std::vector<std::string> known(names.begin(), names.end());
+    for (const Token& t : tokens) {
+      if (t.kind != Token::kName || t.text == "true" || t.text == "false" || names.count(t.text)) {
+        continue;
+      }
+      std::string nearest = support::NearestName(t.text, known);
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      return Status::InvalidArgument("unknown name '" + t.text + "'" +
+                                     (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +
+                                     "; conditions may use: " + list);
+    }
+  }
   Evaluator evaluator(std::move(tokens), nullptr);
   return evaluator.Parse().status();
 }

@@ -34,6 +34,7 @@
 
 #include "attune/recipe.h"
 #include "attune/status.h"
+#include "attune/support/json_schema.h"
 
 namespace attune {
 
@@ -81,13 +82,22 @@ struct Workflow {
   std::vector<StepDecl> steps;
 };
 
-// What the validator checks names against. Step kinds come from the step registry; plugin names
-// from the plugin host (empty set = do not check).
+// What the validator checks a workflow against. Step kinds, their options and the names `if:` may
+// use come from the step registry (BuiltinStepSchema); plugin names and the schemas of their
+// `with:` blocks from the plugin host. An empty set or map means "do not check".
 struct WorkflowSchema {
-  // step kind -> allowed keys of its `with:` (an empty set allows none).
-  std::map<std::string, std::set<std::string>> step_kinds;
+  // step kind -> the schema of its `with:` options (keys, types, ranges).
+  std::map<std::string, support::JsonSchema> step_kinds;
   std::set<std::string> stacks, launchers, agents;
+  // plugin name -> the schema its `with:` must satisfy (a plugin that declares none is absent).
+  std::map<std::string, support::JsonSchema> stack_options, launcher_options, agent_options;
+  // The names an `if:` condition may use.
+  std::set<std::string> condition_names;
 };
+
+class PluginHost;
+// Adds the names of the plugins `host` found, and the option schemas they declare, to `schema`.
+void AddPluginsToSchema(const PluginHost& host, WorkflowSchema* schema);
 
 Result<Workflow> LoadWorkflowFile(const std::string& path, const WorkflowSchema& schema);
 Result<Workflow> ParseWorkflowYaml(const std::string& text, const std::string& source_path,
@@ -104,8 +114,9 @@ std::string WorkflowHash(const Workflow& w);  // SHA-256 of the normalized JSON
 // Unknown names are errors (naming the known ones).
 Result<bool> EvaluateCondition(const std::string& expr,
                                const std::map<std::string, nlohmann::json>& values);
-// Checks syntax only (used at validation time).
-Status CheckConditionSyntax(const std::string& expr);
+// Checks syntax and, when `names` is not empty, that every name used is one of them (with a
+// did-you-mean). Used at validation time, before anything runs.
+Status CheckCondition(const std::string& expr, const std::set<std::string>& names);
 
 }  // namespace attune
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "api/utf8.h"
+#include "api/yaml_load.h"
 #include "plugin/plugin_host.h"
 #include "workflow/workflow.h"
 #include "workflow/yaml_reader.h"
@@ -34,25 +35,42 @@ Status CheckPluginName(const YamlReader& r, const YAML::Node& node, const std::s
                      "; available: " + list);
 }
 
-// `stack: megatron` or `stack: {name: megatron, with: {...}}`.
+// Checks `with:` (at `where`, as JSON `with`) against the schema `name` declares, if any.
+Status CheckOptions(const YamlReader& r, const YAML::Node& where, const std::string& path,
+                    const nlohmann::json& with, const std::string& name,
+                    const std::map<std::string, support::JsonSchema>& schemas) {
+  auto schema = schemas.find(name);
+  if (schema == schemas.end()) return Status::Ok();
+  auto violation = schema->second.Check(with);
+  if (!violation) return Status::Ok();
+  return r.Violation(where, path, *violation);
+}
+
+// `stack: megatron` or `stack: {name: megatron, with: {...}}`. The `with:` block is checked
+// against the schema the plugin declares, so that a typo is found here and not at `run`.
 Status ParsePluginRef(const YamlReader& r, const YAML::Node& root, const std::string& key,
-                      const std::set<std::string>& known, const char* kind, PluginRef* out) {
+                      const std::set<std::string>& known,
+                      const std::map<std::string, support::JsonSchema>& schemas, const char* kind,
+                      PluginRef* out) {
   YAML::Node node = root[key];
   if (!node) return r.Error(root, key, "required key is missing (the " + std::string(kind) +
                                            " plugin to use)");
   if (node.IsScalar()) {
     out->name = node.Scalar();
-    return CheckPluginName(r, node, key, out->name, known, kind);
+    ATTUNE_RETURN_IF_ERROR(CheckPluginName(r, node, key, out->name, known, kind));
+    return CheckOptions(r, node, key + ".with", out->with, out->name, schemas);
   }
   ATTUNE_RETURN_IF_ERROR(r.RequireMap(node, key));
   ATTUNE_RETURN_IF_ERROR(r.CheckKeys(node, key, {"name", "with"}));
   if (!node["name"]) return r.Error(node, key, "missing 'name'");
   ATTUNE_RETURN_IF_ERROR(r.ReadString(node, "name", key, &out->name));
-  if (node["with"]) {
-    ATTUNE_RETURN_IF_ERROR(r.RequireMap(node["with"], key + ".with"));
-    out->with = workflow::YamlToJson(node["with"]);
+  ATTUNE_RETURN_IF_ERROR(CheckPluginName(r, node["name"], key + ".name", out->name, known, kind));
+  YAML::Node with = node["with"];
+  if (with && !with.IsNull()) {
+    ATTUNE_RETURN_IF_ERROR(r.RequireMap(with, key + ".with"));
+    ATTUNE_ASSIGN_OR_RETURN(out->with, r.ToJson(with));
   }
-  return CheckPluginName(r, node["name"], key + ".name", out->name, known, kind);
+  return CheckOptions(r, with ? with : node, key + ".with", out->with, out->name, schemas);
 }
 
 Status ParseBudget(const YamlReader& r, const YAML::Node& root, BudgetSpec* b) {
@@ -117,9 +135,10 @@ Status CheckStepKind(const YamlReader& r, const YAML::Node& step, const std::str
                        (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +
                        "; step kinds: " + list);
   }
-  if (YAML::Node with = step["with"]) {
-    ATTUNE_RETURN_IF_ERROR(r.CheckKeys(with, path + ".with", kind->second));
-  }
+  // Keys, types and ranges of the step's options, as the step kind declares them.
+  YAML::Node with = step["with"];
+  auto violation = kind->second.Check(decl.with);
+  if (violation) return r.Violation(with ? with : step, path + ".with", *violation);
   return Status::Ok();
 }
 
@@ -137,13 +156,17 @@ Status ParseStep(const YamlReader& r, const YAML::Node& step, const std::string&
     return r.Error(step["id"] ? step["id"] : step, path + ".id",
                    "step id '" + decl->id + "' must use only [a-z0-9_-]");
   }
-  if (YAML::Node with = step["with"]) {
+  YAML::Node with = step["with"];
+  if (with && !with.IsNull()) {
     ATTUNE_RETURN_IF_ERROR(r.RequireMap(with, path + ".with"));
-    decl->with = workflow::YamlToJson(with);
+    ATTUNE_ASSIGN_OR_RETURN(decl->with, r.ToJson(with));
+  }
+  if (step["if"] && decl->if_expr.empty()) {
+    return r.Error(step["if"], path + ".if", "empty condition; remove 'if:' to always run the step");
   }
   if (!decl->if_expr.empty()) {
-    Status syntax = CheckConditionSyntax(decl->if_expr);
-    if (!syntax.ok()) return r.Error(step["if"], path + ".if", syntax.message());
+    Status checked = CheckCondition(decl->if_expr, schema.condition_names);
+    if (!checked.ok()) return r.Error(step["if"], path + ".if", checked.message());
   }
   return CheckStepKind(r, step, path, *decl, schema);
 }
@@ -202,10 +225,12 @@ Status ParseRoot(const YamlReader& r, const YAML::Node& root, const WorkflowSche
   }
   w->name = fs::path(w->source_path).stem().string();
   ATTUNE_RETURN_IF_ERROR(r.ReadString(root, "name", "", &w->name));
-  ATTUNE_RETURN_IF_ERROR(ParsePluginRef(r, root, "stack", schema.stacks, "stack", &w->stack));
-  ATTUNE_RETURN_IF_ERROR(
-      ParsePluginRef(r, root, "launcher", schema.launchers, "launcher", &w->launcher));
-  ATTUNE_RETURN_IF_ERROR(ParsePluginRef(r, root, "agent", schema.agents, "agent", &w->agent));
+  ATTUNE_RETURN_IF_ERROR(ParsePluginRef(r, root, "stack", schema.stacks, schema.stack_options,
+                                        "stack", &w->stack));
+  ATTUNE_RETURN_IF_ERROR(ParsePluginRef(r, root, "launcher", schema.launchers,
+                                        schema.launcher_options, "launcher", &w->launcher));
+  ATTUNE_RETURN_IF_ERROR(ParsePluginRef(r, root, "agent", schema.agents, schema.agent_options,
+                                        "agent", &w->agent));
   ATTUNE_RETURN_IF_ERROR(r.ReadUint64(root, "seed", "", &w->seed));
   ATTUNE_RETURN_IF_ERROR(ParseBudget(r, root, &w->budget));
   ATTUNE_RETURN_IF_ERROR(ParseMeasureAndGate(r, root, w));
@@ -217,16 +242,9 @@ Status ParseRoot(const YamlReader& r, const YAML::Node& root, const WorkflowSche
 
 Result<Workflow> ParseWorkflowYaml(const std::string& text, const std::string& source_path,
                                    const WorkflowSchema& schema) {
-  ATTUNE_RETURN_IF_ERROR(CheckYamlText(text, source_path, "a workflow file"));
   YamlReader reader(source_path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    // yaml-cpp reports syntax errors by throwing; its mark gives line and column.
-    return Status::InvalidArgument(source_path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                   std::to_string(e.mark.column + 1) + ": " + e.msg);
-  }
+  // Bounded (size, aliases, depth) and checked (UTF-8, duplicate keys) before anything walks it.
+  ATTUNE_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlDocument(text, source_path, "a workflow file"));
   Workflow w;
   std::error_code ec;
   w.source_path = fs::absolute(source_path, ec).lexically_normal().string();
@@ -240,9 +258,34 @@ Result<Workflow> ParseWorkflowYaml(const std::string& text, const std::string& s
   return w;
 }
 
+void AddPluginsToSchema(const PluginHost& host, WorkflowSchema* schema) {
+  for (const LoadedPlugin* p : host.List()) {
+    std::set<std::string>* names = &schema->stacks;
+    std::map<std::string, support::JsonSchema>* options = &schema->stack_options;
+    if (p->kind == PluginKind::kLauncher) {
+      names = &schema->launchers;
+      options = &schema->launcher_options;
+    } else if (p->kind == PluginKind::kAgent) {
+      names = &schema->agents;
+      options = &schema->agent_options;
+    }
+    names->insert(p->name);
+    if (p->options_schema) options->insert_or_assign(p->name, *p->options_schema);
+  }
+}
+
 Result<Workflow> LoadWorkflowFile(const std::string& path, const WorkflowSchema& schema) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    return Status::InvalidArgument(path + " is a directory; pass the workflow's .yaml file "
+                                   "(for example " + (fs::path(path) / "workflow.yaml").string() +
+                                   ")");
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("workflow file " + path + " cannot be read");
+  if (!in) {
+    return Status::NotFound("workflow file " + path + " cannot be read (" +
+                            (fs::exists(path, ec) ? "permission denied" : "no such file") + ")");
+  }
   std::stringstream buffer;
   buffer << in.rdbuf();
   return ParseWorkflowYaml(buffer.str(), path, schema);

@@ -1,6 +1,10 @@
 #include "workflow/yaml_reader.h"
 
+#include <cmath>
+#include <type_traits>
 #include <vector>
+
+#include "api/yaml_load.h"
 
 #include "plugin/plugin_host.h"
 
@@ -60,6 +64,12 @@ Status ReadNumber(const YamlReader& r, const YAML::Node& map, const std::string&
   if (node.IsScalar()) {
     try {
       *out = node.as<T>();
+      if constexpr (std::is_floating_point_v<T>) {
+        if (!std::isfinite(*out)) {
+          return r.Error(node, JoinPath(path, key),
+                         std::string("expected a finite number, found '") + node.Scalar() + "'");
+        }
+      }
       return Status::Ok();
     } catch (const YAML::Exception&) {
       // yaml-cpp reports a failed conversion by throwing; the message below says what was found.
@@ -83,33 +93,32 @@ Status YamlReader::ReadUint64(const YAML::Node& map, const std::string& key,
   return ReadNumber(*this, map, key, path, "a non-negative integer", out);
 }
 
-nlohmann::json YamlToJson(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      nlohmann::json j = nlohmann::json::object();
-      for (const auto& kv : node) j[kv.first.Scalar()] = YamlToJson(kv.second);
-      return j;
+Result<nlohmann::json> YamlReader::ToJson(const YAML::Node& node) const {
+  return attune::YamlToJson(node, source_);
+}
+
+Status YamlReader::Violation(const YAML::Node& base, const std::string& path,
+                             const support::SchemaViolation& v) const {
+  YAML::Node node = base;
+  const size_t steps = v.missing && !v.path.empty() ? v.path.size() - 1 : v.path.size();
+  for (size_t i = 0; i < steps; ++i) {
+    const support::JsonPathStep& step = v.path[i];
+    const bool last = i + 1 == steps;
+    YAML::Node next;
+    if (step.is_index && node.IsSequence() && step.index < node.size()) {
+      next = node[step.index];
+    } else if (!step.is_index && node.IsMap()) {
+      for (const auto& kv : node) {
+        if (kv.first.IsScalar() && kv.first.Scalar() == step.key) {
+          next = last && v.at_key ? kv.first : kv.second;
+          break;
+        }
+      }
     }
-    case YAML::NodeType::Sequence: {
-      nlohmann::json j = nlohmann::json::array();
-      for (const auto& item : node) j.push_back(YamlToJson(item));
-      return j;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return s;  // quoted in the source: keep it a string
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      if (s == "null" || s == "~") return nullptr;
-      long long i = 0;
-      double d = 0;
-      if (YAML::convert<long long>::decode(node, i)) return i;
-      if (YAML::convert<double>::decode(node, d)) return d;
-      return s;
-    }
-    default:
-      return nullptr;
+    if (!next.IsDefined()) break;  // keep the closest position found
+    node = next;
   }
+  return Error(node, support::JoinJsonPath(path, v.path), v.message);
 }
 
 }  // namespace attune::workflow

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attune/status.h"
+#include "attune/support/json_schema.h"
 
 namespace attune::workflow {
 
@@ -27,6 +28,12 @@ class YamlReader {
   Status CheckKeys(const YAML::Node& map, const std::string& path,
                    const std::set<std::string>& allowed) const;
   Status RequireMap(const YAML::Node& node, const std::string& path) const;
+  // A schema violation found in the JSON form of `base` (which sits at `path`), reported at the
+  // position of the offending YAML node (its key for an unknown key, its mapping for a missing one).
+  Status Violation(const YAML::Node& base, const std::string& path,
+                   const support::SchemaViolation& v) const;
+  // `node` as JSON (attune::YamlToJson: non-finite numbers refused with their position).
+  Result<nlohmann::json> ToJson(const YAML::Node& node) const;
 
   // Reads map[key] when present (leaves *out unchanged otherwise).
   Status ReadString(const YAML::Node& map, const std::string& key, const std::string& path,
@@ -43,9 +50,6 @@ class YamlReader {
  private:
   std::string source_;
 };
-
-// A YAML subtree as JSON (scalars become bool/int/double when they read as such, unless quoted).
-nlohmann::json YamlToJson(const YAML::Node& node);
 
 // "budget" + "gpu_hours" -> "budget.gpu_hours"; "" + "x" -> "x".
 std::string JoinPath(const std::string& path, const std::string& key);

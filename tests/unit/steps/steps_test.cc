@@ -1,6 +1,8 @@
 // Pure parts of the steps layer: job names, the step schema, `if:` values, status rendering.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <set>
 #include <sstream>
 
 #include "../campaign/campaign_fixtures.h"
@@ -20,13 +22,31 @@ TEST_CASE("job names are deterministic from campaign, candidate, pair and attemp
   CHECK(JobName("camp", JobAsk{"c003", "verify", 2, "v"}, 1) == "camp-verify-c003-p2-1");
 }
 
-TEST_CASE("the built-in step schema lists each kind's with: keys", "[steps]") {
+TEST_CASE("the built-in step schema declares each kind's options with types and ranges",
+          "[steps]") {
   WorkflowSchema s = BuiltinStepSchema();
   CHECK(s.step_kinds.size() == 4);
-  CHECK(s.step_kinds.at("benchmark").count("repeats") == 1);
-  CHECK(s.step_kinds.at("tune").count("max_candidates") == 1);
-  CHECK(s.step_kinds.at("verify").count("repeats") == 1);
-  CHECK(s.step_kinds.at("report").empty());
+  using Names = std::vector<std::string>;
+  CHECK(s.step_kinds.at("benchmark").PropertyNames() == Names{"repeats"});
+  CHECK(s.step_kinds.at("tune").PropertyNames() == Names{"agent_retries", "max_candidates"});
+  CHECK(s.step_kinds.at("verify").PropertyNames() == Names{"repeats"});
+  CHECK(s.step_kinds.at("report").PropertyNames().empty());
+  const auto& bench = s.step_kinds.at("benchmark");
+  CHECK(bench.Check(nlohmann::json{{"repeats", 2}}) == std::nullopt);
+  CHECK(bench.Check(nlohmann::json{{"repeats", "three"}})->message ==
+        "expected an integer in [1, 100], found 'three'");
+  CHECK(bench.Check(nlohmann::json{{"repeats", 0}}).has_value());
+  CHECK(bench.Check(nlohmann::json{{"repeats", 2.5}}).has_value());
+  CHECK(bench.Check(nlohmann::json{{"repeats", std::nan("")}}).has_value());
+  CHECK(bench.Check(nlohmann::json{{"repeat", 2}})->at_key);
+  CHECK(s.step_kinds.at("report").Check(nlohmann::json{{"x", 1}}).has_value());
+}
+
+TEST_CASE("the names if: may use are exactly those the state provides", "[steps]") {
+  std::set<std::string> provided;
+  for (const auto& [name, value] : ConditionValues(CampaignState{})) provided.insert(name);
+  CHECK(provided == ConditionNames());
+  CHECK(BuiltinStepSchema().condition_names == ConditionNames());
 }
 
 TEST_CASE("if: values come from the folded state", "[steps]") {

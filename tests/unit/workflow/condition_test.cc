@@ -41,11 +41,24 @@ TEST_CASE("unknown names are errors listing the known ones", "[workflow][conditi
 }
 
 TEST_CASE("syntax errors name the column", "[workflow][condition]") {
-  CHECK_THAT(CheckConditionSyntax("a == == b").message(), Catch::Contains("unexpected '==' at column 6"));
-  CHECK_THAT(CheckConditionSyntax("'open").message(), Catch::Contains("unterminated string"));
-  CHECK_THAT(CheckConditionSyntax("(a").message(), Catch::Contains("unexpected end"));
-  CHECK_THAT(CheckConditionSyntax("a $ b").message(), Catch::Contains("unexpected '$'"));
-  CHECK(CheckConditionSyntax("unknown_name > 3").ok());
+  CHECK_THAT(CheckCondition("a == == b", {}).message(), Catch::Contains("unexpected '==' at column 6"));
+  CHECK_THAT(CheckCondition("'open", {}).message(), Catch::Contains("unterminated string"));
+  CHECK_THAT(CheckCondition("(a", {}).message(), Catch::Contains("unexpected end"));
+  CHECK_THAT(CheckCondition("a $ b", {}).message(), Catch::Contains("unexpected '$'"));
+  CHECK(CheckCondition("unknown_name > 3", {}).ok());
+}
+
+TEST_CASE("validation refuses names the engine does not define, with a did-you-mean",
+          "[workflow][condition]") {
+  const std::set<std::string> names = {"leader", "leader_changed", "speedup"};
+  CHECK(CheckCondition("leader_changed && speedup > 1.1", names).ok());
+  CHECK(CheckCondition("leader != 'baseline' || true", names).ok());
+  Status s = CheckCondition("leadr_changed", names);
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("unknown name 'leadr_changed' (did you mean "
+                                          "'leader_changed'?); conditions may use: leader, "
+                                          "leader_changed, speedup"));
+  CHECK_FALSE(CheckCondition("speedup > 1 && nonsense", names).ok());
 }
 
 }  // namespace

@@ -54,7 +54,13 @@ steps:
 
 WorkflowSchema Schema() {
   WorkflowSchema s;
-  s.step_kinds = {{"benchmark", {"repeats"}}, {"tune", {}}, {"verify", {}}, {"report", {}}};
+  auto options = [](const char* text) { return support::JsonSchema::Parse(text).value(); };
+  s.step_kinds.emplace("benchmark", options(R"({"type": "object", "additionalProperties": false,
+      "properties": {"repeats": {"type": "integer", "minimum": 1, "maximum": 100}}})"));
+  for (const char* kind : {"tune", "verify", "report"}) {
+    s.step_kinds.emplace(kind, options(R"({"type": "object", "additionalProperties": false})"));
+  }
+  s.condition_names = {"leader", "leader_changed", "speedup"};
   s.stacks = {"megatron", "automodel"};
   s.launchers = {"local", "sim", "slurm"};
   s.agents = {"heuristic", "random"};
