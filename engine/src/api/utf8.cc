@@ -45,6 +45,55 @@ std::optional<size_t> FirstInvalidUtf8(std::string_view text) {
   return std::nullopt;
 }
 
+std::string ToValidUtf8(std::string_view text, size_t* replaced) {
+  size_t count = 0;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    size_t len = SequenceLength(text, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      ++count;
+      ++i;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  if (replaced != nullptr) *replaced = count;
+  return out;
+}
+
+size_t MakeValidUtf8(nlohmann::json& value) {
+  size_t total = 0;
+  if (value.is_string()) {
+    const std::string& s = value.get_ref<const std::string&>();
+    if (FirstInvalidUtf8(s)) {
+      size_t n = 0;
+      value = ToValidUtf8(s, &n);
+      total += n;
+    }
+  } else if (value.is_array()) {
+    for (auto& item : value) total += MakeValidUtf8(item);
+  } else if (value.is_object()) {
+    bool bad_key = false;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      total += MakeValidUtf8(it.value());
+      bad_key = bad_key || FirstInvalidUtf8(it.key()).has_value();
+    }
+    if (bad_key) {
+      nlohmann::json fixed = nlohmann::json::object();
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        size_t n = 0;
+        fixed[ToValidUtf8(it.key(), &n)] = std::move(it.value());
+        total += n;
+      }
+      value = std::move(fixed);
+    }
+  }
+  return total;
+}
+
 namespace {
 
 std::string Position(std::string_view text, size_t offset) {

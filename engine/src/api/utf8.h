@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "attune/status.h"
 
 namespace attune {
@@ -23,6 +25,16 @@ std::optional<size_t> FirstInvalidUtf8(std::string_view text);
 // UTF-8 text (re-save the file as UTF-8)", or "...: byte 0xNN is a control character; <what> may
 // hold no control characters other than tab and line breaks".
 Status CheckYamlText(std::string_view text, const std::string& source, const std::string& what);
+
+// `text` as valid UTF-8: every byte that does not belong to a well-formed sequence becomes
+// U+FFFD. Text from outside (job logs, agent answers, error messages) goes through this before it
+// is stored or printed as JSON, so that one stray byte can never make an event unstorable.
+// `*replaced` (when given) receives the number of bytes replaced.
+std::string ToValidUtf8(std::string_view text, size_t* replaced = nullptr);
+
+// Makes every string and object key in `value` valid UTF-8 (as ToValidUtf8), in place; returns the
+// number of bytes replaced.
+size_t MakeValidUtf8(nlohmann::json& value);
 
 // True when `text` is UTF-8 without control characters other than tab and line breaks. A YAML
 // file that passes CheckYamlText can still produce other values through escape sequences ("\0",

@@ -116,7 +116,7 @@ int RunDataLengths(const std::vector<std::string>& args, Env& env) {
     for (const auto& b : histogram) bins_json.push_back({{"lo", b.lo}, {"hi", b.hi}, {"count", b.count}});
     *env.out << nlohmann::json{{"ok", true}, {"input", result->input.ToJson()},
                                {"lengths", result->stats.ToJson(s)}, {"histogram", bins_json}}
-                    .dump(2)
+                    .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
              << "\n";
     return kExitOk;
   }
@@ -189,7 +189,7 @@ int RunDataPack(const std::vector<std::string>& args, Env& env) {
   auto result = data::RunPack(o);
   if (!result.ok()) return ReportError(env, "data pack", result.status(), json);
   if (json) {
-    *env.out << nlohmann::json{{"ok", true}, {"input", result->input.ToJson()}, {"manifest", result->manifest}}.dump(2) << "\n";
+    *env.out << nlohmann::json{{"ok", true}, {"input", result->input.ToJson()}, {"manifest", result->manifest}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   PrintInput(result->input, *input, *env.out, *env.err);
@@ -225,7 +225,7 @@ int RunDataEncode(const std::vector<std::string>& args, Env& env) {
   auto summary = data::RunEncode(*input, [&](uint64_t line, const data::TokenizedRow& row) {
     nlohmann::json j = {{"line", line}, {"ids", row.ids}};
     if (with_mask) j["mask"] = row.mask;
-    *env.out << j.dump() << "\n";
+    *env.out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return Status::Ok();
   });
   if (!summary.ok()) return ReportError(env, "data encode", summary.status(), false);

@@ -27,10 +27,10 @@ std::string FormatTime(int64_t ts_ms) {
 
 void PrintEvent(const EventRecord& e, bool json, std::ostream& out) {
   if (json) {
-    out << EventRecordToJson(e).dump() << "\n";
+    out << EventRecordToJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
-  std::string data = e.data.dump();
+  std::string data = e.data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (data.size() > 160) data = data.substr(0, 157) + "...";
   out << std::setw(6) << e.seq << "  " << FormatTime(e.ts_ms) << "  " << std::left
       << std::setw(22) << e.type << std::right << " " << data << "\n";

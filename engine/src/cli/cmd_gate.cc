@@ -58,7 +58,7 @@ int RunGateCheck(const std::vector<std::string>& args, Env& env) {
                                {"reason", v.reason},
                                {"loss_rel_tolerance", v.loss_rel_tolerance},
                                {"changes", ChangesToJson(Diff(*base, *candidate))}}
-                    .dump(2)
+                    .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
              << "\n";
   } else {
     *env.out << (v.pass ? "pass" : "REFUSED") << " [" << v.rule_id << "] " << v.reason << "\n";

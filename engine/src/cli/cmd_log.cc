@@ -104,7 +104,7 @@ int RunLogParse(const std::vector<std::string>& args, Env& env) {
                                {"measurement_error", measurement.ok()
                                                          ? ""
                                                          : measurement.status().message()}}
-                    .dump(2)
+                    .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
              << "\n";
     return kExitOk;
   }
@@ -132,7 +132,7 @@ int RunLogTriage(const std::vector<std::string>& args, Env& env) {
   end.exit_code = p.vm()["exit-code"].as<int>();
   Failure f = input->stack->Triage(input->text, end);
   if (json) {
-    *env.out << FailureToJson(f).dump(2) << "\n";
+    *env.out << FailureToJson(f).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   *env.out << "kind: " << FailureKindName(f.kind) << "\n";

@@ -26,7 +26,7 @@ int RunPlugins(const std::vector<std::string>& args, Env& env) {
                       {"options", pl->options_schema ? pl->options_schema->AsJson()
                                                      : nlohmann::json()}});
     }
-    *env.out << nlohmann::json{{"plugins", list}, {"search_path", (*host)->search_path()}}.dump(2)
+    *env.out << nlohmann::json{{"plugins", list}, {"search_path", (*host)->search_path()}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
              << "\n";
     return kExitOk;
   }

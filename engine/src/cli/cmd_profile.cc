@@ -113,7 +113,7 @@ int RunProfileAnalyze(const std::vector<std::string>& args, Env& env) {
     if (!written.ok()) return ReportError(env, "profile analyze", written, json);
   }
   if (json) {
-    *env.out << profile::ReportToJson(*report).dump(2) << "\n";
+    *env.out << profile::ReportToJson(*report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     profile::PrintReport(*report, *env.out);
   }

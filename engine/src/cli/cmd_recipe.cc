@@ -76,7 +76,7 @@ int RunRecipeLaunch(const std::vector<std::string>& args, Env& env) {
   nlohmann::json vars = nlohmann::json::array();
   for (const auto& [name, value] : launch->env) vars.push_back({name, value});
   *env.out << nlohmann::json{{"argv", launch->argv}, {"env", vars}, {"workdir", launch->workdir}}
-                  .dump(2)
+                  .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
            << "\n";
   return kExitOk;
 }

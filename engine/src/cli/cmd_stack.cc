@@ -36,7 +36,7 @@ int RunStackShow(const std::vector<std::string>& args, Env& env) {
   auto stack = CreateStack(env, p.Get("name"), p.GetList("plugin-path"));
   if (!stack.ok()) return ReportError(env, "stack show", stack.status(), json);
   if (json) {
-    *env.out << (*stack)->Describe().dump(2) << "\n";
+    *env.out << (*stack)->Describe().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     PrintLevers(**stack, *env.out);
   }

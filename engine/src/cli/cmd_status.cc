@@ -39,7 +39,7 @@ int RunStatus(const std::vector<std::string>& args, Env& env) {
   auto status = CampaignStatusJson(p.Get("dir"));
   if (!status.ok()) return ReportError(env, "status", status.status(), json);
   if (json) {
-    *env.out << status->dump(2) << "\n";
+    *env.out << status->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     PrintCampaignStatus(*status, *env.out);
   }
@@ -47,7 +47,7 @@ int RunStatus(const std::vector<std::string>& args, Env& env) {
   auto status = LogOnlyStatus(p.Get("dir"));
   if (!status.ok()) return ReportError(env, "status", status.status(), json);
   if (json) {
-    *env.out << status->dump(2) << "\n";
+    *env.out << status->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     *env.out << "campaign " << (*status)["campaign_id"].get<std::string>() << ": "
              << (*status)["events"] << " events (full status is not built in this binary)\n";

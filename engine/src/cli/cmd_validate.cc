@@ -29,7 +29,7 @@ int RunValidate(const std::vector<std::string>& args, Env& env) {
                                {"name", workflow->name},
                                {"hash", WorkflowHash(*workflow)},
                                {"workflow", WorkflowToJson(*workflow)}}
-                    .dump(2)
+                    .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
              << "\n";
   } else {
     *env.out << p.Get("workflow") << ": ok (workflow '" << workflow->name << "', "

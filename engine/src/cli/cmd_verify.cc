@@ -26,7 +26,7 @@ int RunVerify(const std::vector<std::string>& args, Env& env) {
                                {"events", report->events},
                                {"acknowledged", report->acknowledged},
                                {"problems", report->problems}}
-                    .dump(2)
+                    .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
              << "\n";
   } else if (intact) {
     *env.out << p.Get("dir") << ": ok: " << report->events << " events, chain intact, "

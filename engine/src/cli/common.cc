@@ -24,7 +24,7 @@ int ReportError(Env& env, const std::string& command, const Status& status, bool
     *env.out << nlohmann::json{{"ok", false},
                                {"error", {{"code", StatusCodeName(status.code())},
                                           {"message", status.message()}}}}
-                    .dump()
+                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
              << "\n";
   } else {
     *env.err << "attune " << command << ": " << status.message() << "\n";

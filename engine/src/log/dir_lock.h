@@ -1,8 +1,11 @@
 // Copyright attune authors.
 //
 // DirLock: the exclusive lock that makes one process (and one EventLog) the only writer of a
-// campaign directory. It is an flock(2) on DIR/LOCK-attune, which holds the owner's pid as text
-// so that a refused opener can say who holds it. The kernel releases the lock when the process
+// campaign directory. It is an flock(2) on the directory itself, which no user can delete while
+// the directory exists (deleting the lock files under a live run used to let a second writer in
+// and destroy the log), and an flock on DIR/LOCK-attune, which holds the owner's pid as text so
+// that a refused opener can say who holds it (when that file is gone, the holder's pid is read
+// from /proc/locks). The kernel releases the lock when the process
 // dies, so a crash never leaves a stale lock. flock locks belong to the open file description,
 // so a second DirLock in the same process is refused too.
 //
@@ -29,7 +32,8 @@ class DirLock {
   DirLock& operator=(const DirLock&) = delete;
 
  private:
-  explicit DirLock(int fd) : fd_(fd) {}
+  DirLock(int dir_fd, int fd) : dir_fd_(dir_fd), fd_(fd) {}
+  int dir_fd_;
   int fd_;
 };
 

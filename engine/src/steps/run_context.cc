@@ -6,11 +6,20 @@
 
 #include <fmt/format.h>
 
+#include "api/utf8.h"
 #include "campaign/events.h"
 
 namespace attune {
 
 Status RunContext::Append(std::vector<NewEvent> events) {
+  // Events carry text from outside (job logs, triage evidence, agent answers, plugin messages).
+  // Invalid UTF-8 is replaced (and counted) here, before the log stores it and the fold reads it,
+  // so that the stored event and the state folded from it agree and a stray byte cannot make an
+  // event unstorable.
+  for (NewEvent& e : events) {
+    const size_t replaced = MakeValidUtf8(e.data);
+    if (replaced > 0 && e.data.is_object()) e.data["invalid_utf8_bytes"] = replaced;
+  }
   const uint64_t first = log->last_seq() + 1;
   ATTUNE_ASSIGN_OR_RETURN(uint64_t last, log->Append(events));
   for (size_t i = 0; i < events.size(); ++i) {
