@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 
+#include "api/utf8.h"
 #include "base/crash_point.h"
 #include "campaign/events.h"
 #include "log/resource_advice.h"
@@ -225,12 +226,36 @@ std::optional<RunError> Resume(RunContext& ctx, PluginHost& host,
   return std::nullopt;
 }
 
-Status RunStep(RunContext& ctx, const StepDecl& step) {
+Status RunStepKind(RunContext& ctx, const StepDecl& step) {
   if (step.uses == "benchmark") return RunBenchmarkStep(ctx, step);
   if (step.uses == "tune") return RunTuneStep(ctx, step);
   if (step.uses == "verify") return RunVerifyStep(ctx, step);
   if (step.uses == "report") return RunReportStep(ctx, step);
   return Status::InvalidArgument("step '" + step.id + "': unknown kind '" + step.uses + "'");
+}
+
+// The engine's boundary: an exception from a plugin call or a codec inside a step becomes a Status
+// with context, never an abort. The campaign then pauses (recorded) with what to do.
+Status RunStep(RunContext& ctx, const StepDecl& step) {
+  std::string what;
+  try {
+    return RunStepKind(ctx, step);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "an exception that is not a std::exception";
+  }
+  what = ToValidUtf8(what);
+  Status error = Status::Internal(
+      "step '" + step.id + "' (" + step.uses + ") stopped on an unexpected error: " + what +
+      ". Every recorded event is intact and the campaign is paused; fix the cause (a plugin's "
+      "error, or input it could not handle) and run the same `attune run --dir " +
+      ctx.options->campaign_dir + "` again");
+  Status paused = ctx.Append({NewEvent{events::kCampaignPaused,
+                                       json{{"reason", error.message()}, {"on_stop", "error"},
+                                            {"jobs_in_flight", ctx.state.InFlightJobs().size()}}}});
+  (void)paused;  // the error below is what the user must see; a failed append loses nothing
+  return error;
 }
 
 // Runs every step not yet finished, in order.
