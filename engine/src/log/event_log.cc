@@ -5,6 +5,7 @@
 #include "base/crash_point.h"
 
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -40,7 +41,24 @@ std::string DefaultCampaignId(const std::string& dir) {
 std::string RestoreAdvice(const std::string& dir) {
   return " attune refuses to continue with a damaged or shortened log. Run `attune verify " +
          dir + "` for details; restore the directory from a backup, or start a new campaign in "
-               "another --dir. RocksDB's own account is in " + dir + "/LOG.";
+               "another --dir.";
+}
+
+// A directory this process may not read: say so, rather than "not a campaign directory".
+Status CheckReadable(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    return ec && ec != std::errc::no_such_file_or_directory
+               ? Status::IoError("cannot reach " + dir + ": " + ec.message() +
+                                          "; check the permissions of its parent directories")
+               : Status::NotFound(dir + " does not exist");
+  }
+  if (fs::is_directory(dir, ec) && ::access(dir.c_str(), R_OK | X_OK) != 0) {
+    return Status::IoError("permission denied: cannot read " + dir +
+                                    "; run as its owner (or a user who may read it), or fix its "
+                                    "permissions");
+  }
+  return Status::Ok();
 }
 
 // Parses a decimal uint64; false on anything else.
@@ -196,6 +214,7 @@ Result<std::unique_ptr<EventLog>> EventLog::OpenImpl(const std::string& dir,
     fs::create_directories(dir, ec);
     if (ec) return Status::IoError("cannot create campaign directory " + dir + ": " + ec.message());
   }
+  ATTUNE_RETURN_IF_ERROR(CheckReadable(dir));
   if (!options.read_only) {
     ATTUNE_ASSIGN_OR_RETURN(impl->lock, log::DirLock::Acquire(dir));
   }
@@ -362,6 +381,7 @@ Result<std::vector<EventRecord>> EventLog::ReadFrom(uint64_t from_seq) const {
 }
 
 Result<VerifyReport> VerifyEventLog(const std::string& dir) {
+  ATTUNE_RETURN_IF_ERROR(CheckReadable(dir));
   std::error_code ec;
   if (!fs::exists(fs::path(dir) / "CURRENT", ec) && !fs::exists(fs::path(dir) / "ACKED", ec)) {
     return Status::NotFound(dir + " is not an attune campaign directory (no event log in it)");

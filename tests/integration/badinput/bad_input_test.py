@@ -295,6 +295,24 @@ def test_an_exception_in_a_plugin_pauses_the_campaign():
     check(code == 0 and 'campaign finished' in out, f'throw: resume after the fix: {code} {err!r}')
 
 
+def test_unreadable_directory_says_permission_denied():
+    print('unreadable campaign directory')
+    if os.geteuid() != 0 or not shutil.which('setpriv'):
+        print('  skipped: needs root and setpriv to act as another user')
+        return
+    os.chmod(SCRATCH, 0o755)
+    wf = write('perm.yaml', base_workflow())
+    campaign = os.path.join(SCRATCH, 'c-perm')
+    code, _, err = attune('run', wf, '--dir', campaign)
+    check(code == 0, f'perm: setup run {code} {err}')
+    os.chmod(campaign, 0o700)
+    as_nobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', ARGS.attune]
+    for command in (['verify', '--dir', campaign], ['status', '--dir', campaign]):
+        p = subprocess.run(as_nobody + command, capture_output=True, text=True, cwd='/')
+        check(p.returncode == 1 and 'permission denied: cannot read ' + campaign in p.stderr,
+              f'perm: {command[0]} said {p.returncode} {p.stderr.strip()!r}')
+
+
 def main():
     global ARGS, SCRATCH
     parser = argparse.ArgumentParser()
