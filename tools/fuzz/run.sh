@@ -29,7 +29,7 @@ mkdir -p "$corpus" "$crashes"
 seed_dirs=()
 case "$target" in
   envelope) seed_dirs+=("$root/tests/fixtures/golden") ;;
-  workflow) seed_dirs+=("$root/workflows" "$root/workflows/examples") ;;
+  workflow) seed_dirs+=("$root/workflows" "$root/workflows/examples" "$root/tools/fuzz/seeds/workflow") ;;
   recipe_yaml) seed_dirs+=("$root/workflows/recipes" "$root/workflows/examples/recipes") ;;
   megatron_import) seed_dirs+=("$root/tests/fixtures/megatron") ;;
   megatron_log|automodel_log) seed_dirs+=("$shared/fixtures/logs" "$root/tests/fixtures/automodel") ;;

@@ -1,5 +1,6 @@
 #include "utf8.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace attune {
@@ -90,6 +91,19 @@ size_t MakeValidUtf8(nlohmann::json& value) {
       }
       value = std::move(fixed);
     }
+  }
+  return total;
+}
+
+size_t ReplaceNonFinite(nlohmann::json& value) {
+  if (value.is_number_float()) {
+    if (std::isfinite(value.get<double>())) return 0;
+    value = nullptr;
+    return 1;
+  }
+  size_t total = 0;
+  if (value.is_array() || value.is_object()) {
+    for (auto& item : value) total += ReplaceNonFinite(item);
   }
   return total;
 }

@@ -36,6 +36,10 @@ std::string ToValidUtf8(std::string_view text, size_t* replaced = nullptr);
 // number of bytes replaced.
 size_t MakeValidUtf8(nlohmann::json& value);
 
+// Replaces every NaN and infinity in `value` by null (JSON has no non-finite numbers, and
+// nlohmann::json writes them as null anyway), in place; returns how many it replaced.
+size_t ReplaceNonFinite(nlohmann::json& value);
+
 // True when `text` is UTF-8 without control characters other than tab and line breaks. A YAML
 // file that passes CheckYamlText can still produce other values through escape sequences ("\0",
 // "\xFF", "\_"), so parsed values are checked too.

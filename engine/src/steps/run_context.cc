@@ -16,21 +16,36 @@ Status RunContext::Append(std::vector<NewEvent> events) {
   // Invalid UTF-8 is replaced (and counted) here, before the log stores it and the fold reads it,
   // so that the stored event and the state folded from it agree and a stray byte cannot make an
   // event unstorable.
+  // Likewise a non-finite number (JSON has none) is stored as null: it is made null here so that
+  // the state folded now is the state a replay will fold.
   for (NewEvent& e : events) {
     const size_t replaced = MakeValidUtf8(e.data);
     if (replaced > 0 && e.data.is_object()) e.data["invalid_utf8_bytes"] = replaced;
+    const size_t non_finite = ReplaceNonFinite(e.data);
+    if (non_finite > 0 && e.data.is_object()) e.data["non_finite_numbers"] = non_finite;
   }
+  // Fold first, on a copy: an event the fold refuses is never stored, so a campaign can never
+  // hold an event that stops every later replay.
   const uint64_t first = log->last_seq() + 1;
-  ATTUNE_ASSIGN_OR_RETURN(uint64_t last, log->Append(events));
+  CampaignState next = state;
+  std::vector<EventRecord> records;
   for (size_t i = 0; i < events.size(); ++i) {
     EventRecord record;
     record.seq = first + i;
     record.type = events[i].type;
     record.v = events[i].v;
     record.data = events[i].data;
-    Status folded = state.Apply(record);
+    Status folded = next.Apply(record);
     // The events were built by this engine, so a fold error is a bug, not bad input.
-    if (!folded.ok()) return Status::Internal("the engine appended an event it cannot fold: " + folded.message());
+    if (!folded.ok()) {
+      return Status::Internal("the engine refused to store an event its fold rejects (nothing was "
+                              "stored): " + folded.message());
+    }
+    records.push_back(std::move(record));
+  }
+  ATTUNE_ASSIGN_OR_RETURN(uint64_t last, log->Append(events));
+  state = std::move(next);
+  for (const EventRecord& record : records) {
     if (options->json) {
       *options->out << nlohmann::json{{"seq", record.seq}, {"type", record.type}, {"data", record.data}}.dump()
                     << "\n";
