@@ -11,7 +11,37 @@ namespace ri = report_internal;
 
 namespace {
 
+// The campaign never measured its baseline: nothing was compared, so nothing can be recommended.
+std::string BaselineFailedSection(const CampaignState& state) {
+  std::string out = "## Result\n\n";
+  const auto jobs = state.JobsOf(events::kBaselineId, events::kPurposeBaseline);
+  double spent = 0;
+  for (const JobRecord* j : jobs) spent += j->charged_gpu_hours;
+  out += fmt::format("**The baseline was never measured**: {} baseline run{} ended without a "
+                     "measurement, so no candidate could be compared with it and nothing here is "
+                     "a recommendation. The baseline runs spent {} GPU-hours.\n\n",
+                     jobs.size(), jobs.size() == 1 ? "" : "s", ri::Fixed(spent, 3));
+  const JobRecord* last = nullptr;
+  for (const JobRecord* j : jobs) {
+    if (j->finished && j->failure) last = j;
+  }
+  if (last) {
+    const Failure& f = *last->failure;
+    out += fmt::format("Why (job `{}`): **{}**", last->name, FailureKindName(f.kind));
+    if (!f.evidence.empty()) {
+      out += fmt::format(", from line {} of its log:\n\n```\n{}\n```\n\n", f.line, f.evidence);
+    } else {
+      out += ".\n\n";
+    }
+    if (!f.hint.empty()) out += "What to do: " + f.hint + ". ";
+  }
+  out += "Fix the recipe so that it runs as it is (`attune log triage` on the job's log shows the "
+         "evidence), then start a new campaign.\n\n";
+  return out;
+}
+
 std::string ResultSection(const CampaignState& state) {
+  if (!state.MeasurementOf(events::kBaselineId)) return BaselineFailedSection(state);
   std::string out = "## Result\n\n";
   const Recipe* leader = state.RecipeOf(state.leader_id);
   if (state.leader_id == events::kBaselineId || !leader) {
@@ -36,7 +66,9 @@ std::string ResultSection(const CampaignState& state) {
 
 std::string ShipSection(const CampaignState& state, const std::string& launch_command) {
   const Recipe* leader = state.RecipeOf(state.leader_id);
-  std::string out = "## Shipped recipe\n\n```yaml\n";
+  const bool measured = state.MeasurementOf(events::kBaselineId).has_value();
+  std::string out = measured ? "## Shipped recipe\n\n```yaml\n"
+                             : "## The recipe as given (it did not run; nothing to ship)\n\n```yaml\n";
   out += RecipeToYaml(leader ? *leader : state.baseline);
   if (out.back() != '\n') out += '\n';
   out += "```\n\n";

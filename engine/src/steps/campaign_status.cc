@@ -1,5 +1,6 @@
 // `attune status`: the folded state of a campaign as JSON, read without the lock, and its human
 // form.
+#include <algorithm>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -31,7 +32,19 @@ json StatusOf(const CampaignState& s) {
   }
   auto q = QuoteSpeedup(s);
   const auto* leader = s.FindCandidate(s.leader_id);
+  // A baseline whose runs all ended without a measurement, said plainly with the last failure.
+  json baseline_failed;
+  const auto baseline_jobs = s.JobsOf(events::kBaselineId, events::kPurposeBaseline);
+  const bool any_finished = std::any_of(baseline_jobs.begin(), baseline_jobs.end(),
+                                        [](const JobRecord* j) { return j->Counts(); });
+  if (any_finished && !s.MeasurementOf(events::kBaselineId)) {
+    baseline_failed = json{{"runs", baseline_jobs.size()}};
+    for (const JobRecord* j : baseline_jobs) {
+      if (j->failure) baseline_failed["failure"] = FailureToJson(*j->failure);
+    }
+  }
   return json{{"campaign_id", s.campaign_id},
+              {"baseline_failed", baseline_failed},
               {"stack", s.stack_name},
               {"launcher", s.launcher_name},
               {"agent", s.agent_name},
@@ -75,7 +88,16 @@ void PrintCampaignStatus(const json& s, std::ostream& out) {
                           ? fmt::format("{:.3f}x{}", s.at("speedup").get<double>(),
                                         s.value("speedup_verified", false) ? " (verified)" : "")
                           : "n/a";
-  out << fmt::format("  leader {} {}; speedup {}\n", s.value("leader", ""), s.value("leader_change", ""), speed);
+  if (s.contains("baseline_failed") && s.at("baseline_failed").is_object()) {
+    const json& bf = s.at("baseline_failed");
+    const json f = bf.value("failure", json::object());
+    out << fmt::format("  the baseline was never measured ({} run(s) failed): {}: {}\n", bf.value("runs", 0),
+                       f.value("kind", "unknown"), f.value("evidence", ""));
+    if (!f.value("hint", "").empty()) out << "    what to do: " << f.value("hint", "") << "\n";
+    out << "    nothing was compared and nothing is recommended; fix the recipe and start a new campaign\n";
+  } else {
+    out << fmt::format("  leader {} {}; speedup {}\n", s.value("leader", ""), s.value("leader_change", ""), speed);
+  }
   const json b = s.value("budget", json::object());
   out << fmt::format("  budget: {:.4f} charged + {:.4f} reserved of {:.4f} GPU-hours; {:.4f} left\n",
                      b.value("charged_gpu_hours", 0.0), b.value("reserved_gpu_hours", 0.0),

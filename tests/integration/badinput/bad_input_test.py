@@ -295,6 +295,41 @@ def test_an_exception_in_a_plugin_pauses_the_campaign():
     check(code == 0 and 'campaign finished' in out, f'throw: resume after the fix: {code} {err!r}')
 
 
+def test_a_baseline_that_cannot_run_is_said_plainly_and_not_retried():
+    print('a deterministic baseline failure')
+    script = write('fail_cfg.py', 'import sys\n'
+                   'sys.stderr.write("Traceback (most recent call last):\\n'
+                   'AssertionError: world size (8) is not divisible by total_model_size (128)\\n")\n'
+                   'sys.exit(1)\n')
+    tiny = open(os.path.join(ARGS.source, 'tests', 'fixtures', 'crash', 'minigpt-tiny.yaml')).read()
+    recipe = write('cfg-recipe.yaml', re.sub(r'^entry: .*$', f'entry: [/usr/bin/python3, {script}]',
+                                             tiny, flags=re.M))
+    wf = write('cfg.yaml', f'''attune: 1
+stack: megatron
+recipe: {recipe}
+launcher: {{name: local, with: {{devices_per_node: 1, poll_interval_s: 0.2, grace_s: 2}}}}
+agent: heuristic
+budget: {{gpu_hours: 0.05, job_time_limit_s: 60}}
+steps:
+  - {{id: baseline, uses: benchmark, with: {{repeats: 3}}}}
+  - {{id: tune, uses: tune}}
+  - {{id: report, uses: report}}
+''')
+    campaign = os.path.join(SCRATCH, 'c-cfg')
+    code, out, err = attune('run', wf, '--dir', campaign)
+    check(code == 0, f'cfg: run exit {code} {err}')
+    requested = [e for e in events(campaign) if e['type'] == 'JobRequested']
+    check(len(requested) == 1, f'cfg: {len(requested)} baseline runs for a config error, expected 1')
+    code, out, err = attune('status', '--dir', campaign)
+    check('the baseline was never measured' in out and 'config_error' in out and
+          'not divisible by total_model_size' in out, f'cfg: status said {out!r}')
+    report = open(os.path.join(campaign, 'REPORT.md')).read()
+    check('**The baseline was never measured**' in report, 'cfg: REPORT.md does not say so')
+    check('ship the baseline' not in report and '## Shipped recipe' not in report,
+          'cfg: REPORT.md still recommends shipping')
+    check('not divisible by total_model_size (128)' in report, 'cfg: REPORT.md lacks the evidence')
+
+
 def test_unreadable_directory_says_permission_denied():
     print('unreadable campaign directory')
     if os.geteuid() != 0 or not shutil.which('setpriv'):
