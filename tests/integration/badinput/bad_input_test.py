@@ -150,6 +150,19 @@ def test_one_megabyte_workflow_stays_small():
     check(code == 0, f'big: exit {code} {err}')
     check(peak_kib < 100 * 1024, f'big: peak RSS {peak_kib} KiB')
     print(f'  validated, peak RSS of children so far {peak_kib / 1024:.0f} MiB')
+    # A megabyte of values (not comments): refused while parsing, before yaml-cpp's tree exists.
+    many = write('many.yaml', 'x: [' + '1,' * 520000 + '1]\n')
+    code, _, err = attune('validate', many)
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    check(code == 2 and 'holds more than 100000 values' in err, f'many: {code} {err.strip()!r}')
+    check(peak_kib < 100 * 1024, f'many: peak RSS {peak_kib} KiB')
+    # Just under the limit, a megabyte of values is read within the memory bound.
+    under = write('under.yaml', 'x: [' + '123456789,' * 99000 + '1]\n')
+    code, _, err = attune('validate', under)
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    check(code == 2 and "unknown key 'x'" in err, f'under: {code} {err.strip()!r}')
+    check(peak_kib < 100 * 1024, f'under: peak RSS {peak_kib} KiB')
+    print(f'  1 MB of values refused or read; peak RSS of children so far {peak_kib / 1024:.0f} MiB')
 
 
 def test_invalid_utf8_in_a_failed_job_log():
