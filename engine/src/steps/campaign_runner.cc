@@ -122,6 +122,17 @@ std::optional<RunError> StartNew(RunContext& ctx, PluginHost& host,
   auto ids = Identities(host, ctx.workflow);
   if (!ids.ok()) return RunError{ids.status(), kExitUsage};
   if (Status s = CreatePlugins(ctx, host); !s.ok()) return PluginError(s);
+  // The baseline must be able to run on the cluster the launcher offers (parallel sizes that
+  // divide the world size, a topology that fits, values of the right types) before any budget is
+  // spent on it: a baseline that cannot start would otherwise be launched and fail.
+  if (Status s = ctx.stack->Validate(ctx.workflow.recipe, ctx.launcher->Cluster()); !s.ok()) {
+    return RunError{Status::InvalidArgument(
+                        "the recipe " + ctx.workflow.recipe_path +
+                        " cannot run as it is on this launcher's cluster: " + s.message() +
+                        ". Nothing was run or spent: fix the recipe (or the launcher's options) "
+                        "and run again"),
+                    kExitUsage};
+  }
   json plugins = json::array(), steps = json::array();
   for (const auto& p : *ids) plugins.push_back(PluginIdentityToJson(p));
   for (const auto& st : ctx.workflow.steps) steps.push_back(json{{"id", st.id}, {"uses", st.uses}});

@@ -343,6 +343,24 @@ steps:
     check('not divisible by total_model_size (128)' in report, 'cfg: REPORT.md lacks the evidence')
 
 
+def test_a_recipe_that_cannot_run_on_the_cluster_is_refused_before_anything_runs():
+    print('a recipe whose parallel sizes do not divide the world size')
+    src = os.path.join(ARGS.source, 'workflows', 'examples', 'recipes', 'llama3-8b-a100x8.yaml')
+    text = open(src).read().replace('--pipeline-model-parallel-size, "1"',
+                                    '--pipeline-model-parallel-size, "16"')
+    check('"16"' in text, 'pp16: the recipe was not edited')
+    recipe = write('pp16-recipe.yaml', text)
+    wf = write('pp16.yaml', re.sub(r'^recipe: .*$', 'recipe: ' + recipe, base_workflow(), flags=re.M))
+    campaign = os.path.join(SCRATCH, 'c-pp16')
+    code, out, err = attune('run', wf, '--dir', campaign)
+    check(code == 2, f'pp16: exit {code}')
+    check('cannot run as it is on this launcher' in err and
+          'world size 16 is not divisible by TP*PP*CP = 2*16*1 = 32' in err and
+          'Nothing was run or spent' in err, f'pp16: said {err.strip()!r}')
+    code, out, err = attune('status', '--dir', campaign)
+    check(code != 0 and 'holds no events' in err, f'pp16: something was recorded: {out!r} {err!r}')
+
+
 def test_unreadable_directory_says_permission_denied():
     print('unreadable campaign directory')
     if os.geteuid() != 0 or not shutil.which('setpriv'):
