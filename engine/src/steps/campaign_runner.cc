@@ -365,6 +365,15 @@ int RunCampaign(const RunOptions& o) {
     if (!wf.ok()) return Fail(o, {wf.status(), kExitUsage});
     given = std::move(*wf);
   }
+  std::error_code ec;
+  if (!std::filesystem::exists(o.campaign_dir, ec) &&
+      (!o.amend_workflow_path.empty() || o.workflow_path.empty())) {
+    // Nothing to resume or amend, and nothing to start: create nothing.
+    return Fail(o, {Status::InvalidArgument("campaign directory " + o.campaign_dir +
+                                            " does not exist; start a campaign there with "
+                                            "`attune run WORKFLOW --dir " + o.campaign_dir + "`"),
+                    kExitUsage});
+  }
   auto log = OpenLog(o);
   if (!log.ok()) {
     const bool locked = log.status().code() == StatusCode::kFailedPrecondition ||
