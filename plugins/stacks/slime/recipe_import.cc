@@ -1,0 +1,62 @@
+#include "recipe_import.h"
+
+#include "launch.h"
+
+namespace attune::slime {
+namespace {
+
+std::string Base(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+Status CheckSlimeEntry(const Recipe& recipe) {
+  std::string script = recipe.entry.empty() ? "" : Base(recipe.entry.back());
+  if (script == "train.py" || script == "train_async.py") return Status::Ok();
+  return Status::InvalidArgument(
+      "slime: the launch runs '" + (recipe.entry.empty() ? std::string("(nothing)") : recipe.entry.back()) +
+      "', expected slime's train.py or train_async.py (ray job submit ... -- python3 train.py ...); "
+      "use --stack megatron for other Megatron entry points");
+}
+
+Result<Recipe> Finish(Result<Recipe> recipe) {
+  if (!recipe.ok()) return Status::InvalidArgument("slime: " + recipe.status().message());
+  ATTUNE_RETURN_IF_ERROR(CheckSlimeEntry(*recipe));
+  recipe->stack = "slime";
+  return recipe;
+}
+
+}  // namespace
+
+std::string ShellQuote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of(
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./:=,+@%") == std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+Result<Recipe> ImportRecordedCall(const RecordedCall& call, std::vector<std::string>* unknown) {
+  if (call.argv.empty()) return Status::InvalidArgument("slime: the recorded call has no argv");
+  // The Megatron stack's launch reader does the flag and topology work; the call is handed to it
+  // as one quoted command line preceded by its environment.
+  std::string script;
+  for (const auto& [name, value] : call.env) script += "export " + name + "=" + ShellQuote(value) + "\n";
+  for (size_t i = 0; i < call.argv.size(); ++i) {
+    if (i) script += ' ';
+    script += ShellQuote(call.argv[i]);
+  }
+  script += "\n";
+  return Finish(megatron::ImportLaunchScript(script, unknown));
+}
+
+Result<Recipe> ImportSlimeScript(std::string_view script, std::vector<std::string>* unknown) {
+  return Finish(megatron::ImportLaunchScript(script, unknown));
+}
+
+}  // namespace attune::slime
