@@ -1,5 +1,8 @@
 #include "recipe_import.h"
 
+#include <stdexcept>
+#include <utility>
+
 #include "launch.h"
 
 namespace attune::slime {
@@ -19,9 +22,31 @@ Status CheckSlimeEntry(const Recipe& recipe) {
       "use --stack megatron for other Megatron entry points");
 }
 
+// The training actors' placement is the recipe's topology, whatever launched train.py.
+Status ActorTopology(Recipe* recipe) {
+  for (auto [flag, field] : {std::pair{"--actor-num-nodes", &recipe->topology.nodes},
+                             std::pair{"--actor-num-gpus-per-node", &recipe->topology.gpus_per_node}}) {
+    auto value = GetValue(*recipe, flag);
+    if (!value) continue;
+    try {
+      size_t used = 0;
+      int n = std::stoi(*value, &used);
+      if (used != value->size() || n < 1) throw std::invalid_argument(*value);
+      *field = n;
+    } catch (const std::exception&) {
+      return Status::InvalidArgument(std::string("slime: ") + flag + " '" + *value +
+                                     "' is not a positive integer; give the number of " +
+                                     (std::string(flag) == "--actor-num-nodes" ? "nodes" : "GPUs per node") +
+                                     " for the training actors");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<Recipe> Finish(Result<Recipe> recipe) {
   if (!recipe.ok()) return Status::InvalidArgument("slime: " + recipe.status().message());
   ATTUNE_RETURN_IF_ERROR(CheckSlimeEntry(*recipe));
+  ATTUNE_RETURN_IF_ERROR(ActorTopology(&*recipe));
   recipe->stack = "slime";
   return recipe;
 }
