@@ -76,3 +76,15 @@ TEST_CASE("a log without a failure is not a failure", "[slime][triage]") {
   Failure f = TheStack().Triage(SharedLog("slime_perf_005.log"), JobEnd{0, "succeeded", 30});
   CHECK(f.kind == FailureKind::kNone);
 }
+
+TEST_CASE("argument assertions of the driver are configuration errors", "[slime][triage]") {
+  JobEnd end{1, "failed", 20};
+  Failure f = TheStack().Triage(
+      "[2026-01-01 00:00:00] arguments.py:1500 - using world size: 8\n"
+      "AssertionError: --rollout-temperature must be > 0\n", end);
+  CHECK(f.kind == FailureKind::kConfigError);
+  CHECK(f.signature == "argument_error");
+  CHECK(f.line == 2);
+  Failure u = TheStack().Triage("train.py: error: unrecognized arguments: --rollout-batchsize 32\n", end);
+  CHECK(u.signature == "argument_error");
+}
