@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target with clang + AddressSanitizer and runs it for SECONDS.
 #   tools/fuzz/run.sh TARGET SECONDS
-# TARGET: envelope | workflow | recipe_yaml | megatron_import | megatron_log | automodel_log
+# TARGET: envelope | event_fold | workflow | recipe_yaml | megatron_import | megatron_log | automodel_log
 # Seeds come from the project's fixtures and ../shared/fixtures/logs (read in place, never copied).
 # Crashes are written to build-fuzz/crashes/TARGET/; turn each into a regression test.
 set -euo pipefail
@@ -29,6 +29,7 @@ mkdir -p "$corpus" "$crashes"
 seed_dirs=()
 case "$target" in
   envelope) seed_dirs+=("$root/tests/fixtures/golden") ;;
+  event_fold) seed_dirs+=("$root/tools/fuzz/seeds/event_fold") ;;
   workflow) seed_dirs+=("$root/workflows" "$root/workflows/examples" "$root/tools/fuzz/seeds/workflow") ;;
   recipe_yaml) seed_dirs+=("$root/workflows/recipes" "$root/workflows/examples/recipes") ;;
   megatron_import) seed_dirs+=("$root/tests/fixtures/megatron") ;;

@@ -2,19 +2,25 @@
 #include "yaml_load.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include <cmath>
 #include <initializer_list>
 #include <map>
+#include <sstream>
 
 #include "utf8.h"
 
 namespace attune {
 
-std::string YamlWhere(const YAML::Node& node, const std::string& source) {
-  YAML::Mark mark = node.Mark();
+std::string YamlWhere(const YAML::Mark& mark, const std::string& source) {
   if (mark.line < 0) return source;
   return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+std::string YamlWhere(const YAML::Node& node, const std::string& source) {
+  return YamlWhere(node.Mark(), source);
 }
 
 namespace {
@@ -68,6 +74,43 @@ class TreeChecker {
   const std::string& source_;
   const YamlLimits& limits_;
   size_t nodes_ = 0;
+};
+
+// Counts the values of a document as the parser reads it, without building the tree: yaml-cpp's
+// tree costs about half a kilobyte per value, so a 1 MB list of numbers would take 250 MB before
+// any check could look at it. Throws TooManyValues past the limit.
+struct TooManyValues {
+  YAML::Mark mark;
+};
+
+class CountingHandler : public YAML::EventHandler {
+ public:
+  explicit CountingHandler(size_t limit) : limit_(limit) {}
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Count(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Count(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Count(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Count(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Count(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Count(const YAML::Mark& mark) {
+    if (++count_ > limit_) throw TooManyValues{mark};
+  }
+  size_t limit_;
+  size_t count_ = 0;
 };
 
 // yaml-cpp's message for a tab in indentation does not say "tab"; this does.
@@ -171,7 +214,19 @@ Result<YAML::Node> LoadYamlDocument(std::string_view text, const std::string& so
   ATTUNE_RETURN_IF_ERROR(CheckYamlText(text, source, what));
   YAML::Node root;
   try {
+    {
+      std::istringstream in{std::string(text)};
+      YAML::Parser parser(in);
+      CountingHandler counter(limits.max_nodes);
+      while (parser.HandleNextDocument(counter)) {
+      }
+    }
     root = YAML::Load(std::string(text));
+  } catch (const TooManyValues& e) {
+    return Status::InvalidArgument(
+        YamlWhere(e.mark, source) + ": the document holds more than " +
+        std::to_string(limits.max_nodes) + " values; a workflow or recipe is far smaller: is this "
+        "the right file?");
   } catch (const YAML::DeepRecursion& e) {
     return Status::InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ":" +
                                    std::to_string(e.mark.column + 1) + ": nesting is " +

@@ -30,7 +30,7 @@ namespace attune {
 
 struct YamlLimits {
   size_t max_bytes = 4u << 20;   // 4 MiB: a workflow or recipe is a few KiB
-  size_t max_nodes = 200000;     // nodes with aliases expanded
+  size_t max_nodes = 100000;     // values, counted as parsed and again with aliases expanded
   int max_depth = 64;            // nested mappings and lists
 };
 
@@ -55,6 +55,7 @@ Result<nlohmann::json> YamlToJson(const YAML::Node& node, const std::string& sou
 
 // "<source>:<line>:<col>" of a node (just "<source>" when the node has no position).
 std::string YamlWhere(const YAML::Node& node, const std::string& source);
+std::string YamlWhere(const YAML::Mark& mark, const std::string& source);
 
 }  // namespace attune
 

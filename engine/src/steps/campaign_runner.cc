@@ -122,6 +122,17 @@ std::optional<RunError> StartNew(RunContext& ctx, PluginHost& host,
   auto ids = Identities(host, ctx.workflow);
   if (!ids.ok()) return RunError{ids.status(), kExitUsage};
   if (Status s = CreatePlugins(ctx, host); !s.ok()) return PluginError(s);
+  // The baseline must be able to run on the cluster the launcher offers (parallel sizes that
+  // divide the world size, a topology that fits, values of the right types) before any budget is
+  // spent on it: a baseline that cannot start would otherwise be launched and fail.
+  if (Status s = ctx.stack->Validate(ctx.workflow.recipe, ctx.launcher->Cluster()); !s.ok()) {
+    return RunError{Status::InvalidArgument(
+                        "the recipe " + ctx.workflow.recipe_path +
+                        " cannot run as it is on this launcher's cluster: " + s.message() +
+                        ". Nothing was run or spent: fix the recipe (or the launcher's options) "
+                        "and run again"),
+                    kExitUsage};
+  }
   json plugins = json::array(), steps = json::array();
   for (const auto& p : *ids) plugins.push_back(PluginIdentityToJson(p));
   for (const auto& st : ctx.workflow.steps) steps.push_back(json{{"id", st.id}, {"uses", st.uses}});
@@ -353,6 +364,15 @@ int RunCampaign(const RunOptions& o) {
     auto wf = LoadWorkflowFile(file, SchemaWith(host));
     if (!wf.ok()) return Fail(o, {wf.status(), kExitUsage});
     given = std::move(*wf);
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(o.campaign_dir, ec) &&
+      (!o.amend_workflow_path.empty() || o.workflow_path.empty())) {
+    // Nothing to resume or amend, and nothing to start: create nothing.
+    return Fail(o, {Status::InvalidArgument("campaign directory " + o.campaign_dir +
+                                            " does not exist; start a campaign there with "
+                                            "`attune run WORKFLOW --dir " + o.campaign_dir + "`"),
+                    kExitUsage});
   }
   auto log = OpenLog(o);
   if (!log.ok()) {

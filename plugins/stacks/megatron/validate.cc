@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "devices.h"
 #include "recipe_view.h"
@@ -31,6 +32,67 @@ Found ExpertGrid(const Recipe&, const RecipeView& v, const ClusterInfo&) {
   if (grid > 0 && v.world % grid == 0) return std::nullopt;
   return "world size " + S(v.world) + " is not divisible by ETP*EP*PP = " + S(v.etp) + "*" + S(v.ep) +
          "*" + S(v.pp) + " = " + S(grid) + "; lower EP or ETP";
+}
+
+// Flags whose value Megatron-LM's argument parser reads as an int or a float (arguments.py,
+// `type=int` / `type=float`). A value it would refuse, or that imported with junk in it (a comment
+// left in a launch script: "1 # Not explicitly set"), is refused here with the flag's name, rather
+// than read as absent and replaced by a default.
+const char* const kIntFlags[] = {
+    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
+    "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--num-layers",
+    "--hidden-size", "--ffn-hidden-size", "--num-attention-heads", "--num-query-groups",
+    "--kv-channels", "--seq-length", "--max-position-embeddings", "--micro-batch-size",
+    "--global-batch-size", "--train-iters", "--train-samples", "--log-interval",
+    "--eval-interval", "--eval-iters", "--save-interval", "--num-experts", "--moe-router-topk",
+    "--moe-ffn-hidden-size", "--num-layers-per-virtual-pipeline-stage",
+    "--num-virtual-stages-per-pipeline-rank", "--recompute-num-layers", "--vocab-size",
+    "--padded-vocab-size", "--make-vocab-size-divisible-by", "--seed", "--lr-warmup-iters",
+    "--lr-decay-iters", "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
+    "--ddp-bucket-size", "--num-workers"};
+const char* const kFloatFlags[] = {
+    "--lr", "--min-lr", "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2",
+    "--adam-eps", "--init-method-std", "--hidden-dropout", "--attention-dropout",
+    "--lr-warmup-fraction", "--moe-aux-loss-coeff", "--moe-z-loss-coeff", "--rotary-base",
+    "--norm-epsilon", "--loss-scale", "--initial-loss-scale"};
+
+bool WholeInt(const std::string& s) {
+  if (s.empty()) return false;
+  size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  if (i == s.size()) return false;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
+bool WholeFloat(const std::string& s) {
+  if (s.empty()) return false;
+  try {
+    size_t used = 0;
+    (void)std::stod(s, &used);
+    return used == s.size();
+  } catch (...) {
+    return false;  // std::stod reports "not a number" by throwing
+  }
+}
+
+Found ValueTypes(const Recipe& r, const RecipeView&, const ClusterInfo&) {
+  for (const char* flag : kIntFlags) {
+    auto v = GetValue(r, flag);
+    if (v && !WholeInt(*v)) {
+      return std::string(flag) + " takes an integer, but its value is '" + *v +
+             "'; remove what follows the number (a comment or text left from the launch script)";
+    }
+  }
+  for (const char* flag : kFloatFlags) {
+    auto v = GetValue(r, flag);
+    if (v && !WholeFloat(*v)) {
+      return std::string(flag) + " takes a number, but its value is '" + *v +
+             "'; remove what follows the number";
+    }
+  }
+  return std::nullopt;
 }
 
 Found PositiveSizes(const Recipe&, const RecipeView& v, const ClusterInfo&) {
@@ -369,6 +431,7 @@ Found DeferEmbedding(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
 
 const std::vector<Rule>& Rules() {
   static const std::vector<Rule> rules = {
+      {{"values.types", "integer and number flags hold exactly an integer or a number"}, ValueTypes},
       {{"par.positive_sizes", "parallel sizes are integers >= 1"}, PositiveSizes},
       {{"par.world_divisible", "world % (TP*PP*CP) == 0"}, WorldDivisible},
       {{"par.expert_grid", "world % (ETP*EP*PP) == 0"}, ExpertGrid},

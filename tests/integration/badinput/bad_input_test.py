@@ -150,6 +150,19 @@ def test_one_megabyte_workflow_stays_small():
     check(code == 0, f'big: exit {code} {err}')
     check(peak_kib < 100 * 1024, f'big: peak RSS {peak_kib} KiB')
     print(f'  validated, peak RSS of children so far {peak_kib / 1024:.0f} MiB')
+    # A megabyte of values (not comments): refused while parsing, before yaml-cpp's tree exists.
+    many = write('many.yaml', 'x: [' + '1,' * 520000 + '1]\n')
+    code, _, err = attune('validate', many)
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    check(code == 2 and 'holds more than 100000 values' in err, f'many: {code} {err.strip()!r}')
+    check(peak_kib < 100 * 1024, f'many: peak RSS {peak_kib} KiB')
+    # Just under the limit, a megabyte of values is read within the memory bound.
+    under = write('under.yaml', 'x: [' + '123456789,' * 99000 + '1]\n')
+    code, _, err = attune('validate', under)
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    check(code == 2 and "unknown key 'x'" in err, f'under: {code} {err.strip()!r}')
+    check(peak_kib < 100 * 1024, f'under: peak RSS {peak_kib} KiB')
+    print(f'  1 MB of values refused or read; peak RSS of children so far {peak_kib / 1024:.0f} MiB')
 
 
 def test_invalid_utf8_in_a_failed_job_log():
@@ -328,6 +341,24 @@ steps:
     check('ship the baseline' not in report and '## Shipped recipe' not in report,
           'cfg: REPORT.md still recommends shipping')
     check('not divisible by total_model_size (128)' in report, 'cfg: REPORT.md lacks the evidence')
+
+
+def test_a_recipe_that_cannot_run_on_the_cluster_is_refused_before_anything_runs():
+    print('a recipe whose parallel sizes do not divide the world size')
+    src = os.path.join(ARGS.source, 'workflows', 'examples', 'recipes', 'llama3-8b-a100x8.yaml')
+    text = open(src).read().replace('--pipeline-model-parallel-size, "1"',
+                                    '--pipeline-model-parallel-size, "16"')
+    check('"16"' in text, 'pp16: the recipe was not edited')
+    recipe = write('pp16-recipe.yaml', text)
+    wf = write('pp16.yaml', re.sub(r'^recipe: .*$', 'recipe: ' + recipe, base_workflow(), flags=re.M))
+    campaign = os.path.join(SCRATCH, 'c-pp16')
+    code, out, err = attune('run', wf, '--dir', campaign)
+    check(code == 2, f'pp16: exit {code}')
+    check('cannot run as it is on this launcher' in err and
+          'world size 16 is not divisible by TP*PP*CP = 2*16*1 = 32' in err and
+          'Nothing was run or spent' in err, f'pp16: said {err.strip()!r}')
+    code, out, err = attune('status', '--dir', campaign)
+    check(code != 0 and 'holds no events' in err, f'pp16: something was recorded: {out!r} {err!r}')
 
 
 def test_unreadable_directory_says_permission_denied():
