@@ -81,7 +81,29 @@ Result<Recipe> ImportRecordedCall(const RecordedCall& call, std::vector<std::str
 }
 
 Result<Recipe> ImportSlimeScript(std::string_view script, std::vector<std::string>* unknown) {
-  return Finish(megatron::ImportLaunchScript(script, unknown));
+  auto recipe = Finish(megatron::ImportLaunchScript(script, unknown));
+  if (!recipe.ok()) return recipe;
+  // The static reader does not follow `source FILE` / `. FILE`: the arrays that file defines
+  // (MODEL_ARGS, ...) are missing from the recipe. Say so instead of losing them silently.
+  size_t start = 0;
+  int number = 0;
+  while (start <= script.size()) {
+    size_t end = script.find('\n', start);
+    if (end == std::string_view::npos) end = script.size();
+    ++number;
+    std::string_view line = script.substr(start, end - start);
+    size_t first = line.find_first_not_of(" \t");
+    if (first != std::string_view::npos) {
+      line = line.substr(first);
+      if (line.rfind("source ", 0) == 0 || line.rfind(". ", 0) == 0) {
+        unknown->push_back("line " + std::to_string(number) + ": '" + std::string(line) +
+                           "' was not followed (static import): arguments defined there are missing; "
+                           "paste that file's arrays into the script");
+      }
+    }
+    start = end + 1;
+  }
+  return recipe;
 }
 
 }  // namespace attune::slime

@@ -122,3 +122,21 @@ TEST_CASE("a bad actor count names the flag", "[slime][import]") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().find("--actor-num-gpus-per-node 'eight'") != std::string::npos);
 }
+
+TEST_CASE("a sourced model file is reported, not silently lost", "[slime][import]") {
+  const char* script =
+      "SCRIPT_DIR=/root/slime/scripts\n"
+      "  source \"${SCRIPT_DIR}/models/qwen3-4B.sh\"\n"
+      "python3 train.py --actor-num-gpus-per-node 8 --colocate \"${MODEL_ARGS[@]}\"\n";
+  std::vector<std::string> unknown;
+  auto r = TheStack().ImportLaunch(script, &unknown);
+  REQUIRE(r.ok());
+  // The Megatron reader reports the undefined $MODEL_ARGS; the slime import names the source line.
+  auto it = std::find_if(unknown.begin(), unknown.end(),
+                         [](const std::string& u) { return u.find("was not followed") != std::string::npos; });
+  REQUIRE(it != unknown.end());
+  CHECK(it->find("line 2") != std::string::npos);
+  CHECK(it->find("models/qwen3-4B.sh") != std::string::npos);
+  CHECK(std::any_of(unknown.begin(), unknown.end(),
+                    [](const std::string& u) { return u.find("MODEL_ARGS") != std::string::npos; }));
+}
