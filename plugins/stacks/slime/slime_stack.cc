@@ -1,0 +1,207 @@
+#include "slime_stack.h"
+
+#include <cstdlib>
+#include <exception>
+
+#include "attune/support/json_schema.h"
+#include "log_parser.h"
+#include "moves.h"
+#include "options_schema.h"
+#include "recipe_import.h"
+#include "rules.h"
+#include "triage.h"
+
+namespace attune::slime {
+namespace {
+
+template <typename T, typename Fn>
+T Guard(T fallback, Fn fn) {
+  try {
+    return fn();
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+bool IsLate(const megatron::Signature& s) { return s.id.rfind("late.", 0) == 0; }
+
+megatron::TriageSpec ComposeTriage(const megatron::TriageSpec& slime, const megatron::TriageSpec& megatron) {
+  megatron::TriageSpec out = slime;
+  out.signatures.clear();
+  for (const auto& s : slime.signatures) if (!IsLate(s)) out.signatures.push_back(s);
+  for (const auto& s : megatron.signatures) {
+    if (s.before_training) continue;  // slime logs have no Megatron training marker
+    out.signatures.push_back(s);
+  }
+  for (const auto& s : slime.signatures) if (IsLate(s)) out.signatures.push_back(s);
+  return out;
+}
+
+bool TouchesOwned(const megatron::Knowledge& slime, const Move& move) {
+  for (const auto& c : move.changes) if (SlimeOwnsKey(slime, c.key)) return true;
+  return false;
+}
+
+nlohmann::json Rules(const std::vector<megatron::ObjectiveRule>& rules) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rules) out.push_back({{"id", r.id}, {"reason", r.reason}, {"keys", r.keys}});
+  return out;
+}
+
+}  // namespace
+
+SlimeStack::SlimeStack(megatron::Knowledge slime, std::unique_ptr<megatron::MegatronStack> megatron)
+    : slime_(std::move(slime)), megatron_(std::move(megatron)) {
+  triage_ = ComposeTriage(slime_.triage, megatron_->knowledge().triage);
+  for (const auto& spec : slime_.levers) levers_.push_back(spec.lever);
+  for (const auto& lever : megatron_->Levers()) {
+    bool owned = false;
+    for (const auto& k : lever.keys) owned = owned || SlimeOwnsKey(slime_, k);
+    if (!owned) levers_.push_back(lever);
+  }
+}
+
+Result<std::unique_ptr<SlimeStack>> SlimeStack::Open(const std::string& data_dir) {
+  ATTUNE_ASSIGN_OR_RETURN(megatron::Knowledge slime, megatron::LoadKnowledge(data_dir + "/stacks/slime"));
+  ATTUNE_ASSIGN_OR_RETURN(auto megatron, megatron::MegatronStack::Open(data_dir));
+  return std::make_unique<SlimeStack>(std::move(slime), std::move(megatron));
+}
+
+Result<Recipe> SlimeStack::ImportLaunch(std::string_view script, std::vector<std::string>* unknown) const {
+  try {
+    return ImportSlimeScript(script, unknown);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("slime: ImportLaunch failed: ") + e.what());
+  }
+}
+
+Status SlimeStack::Validate(const Recipe& recipe, const ClusterInfo& cluster) const {
+  try {
+    auto violations = SlimeViolations(recipe);
+    if (!violations.empty()) {
+      std::string msg = "slime recipe breaks " + std::to_string(violations.size()) + " rule(s):";
+      for (const auto& v : violations) msg += "\n  [" + v.rule + "] " + v.message;
+      return Status::InvalidArgument(msg);
+    }
+    return megatron_->Validate(recipe, cluster);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("slime: Validate failed: ") + e.what());
+  }
+}
+
+std::vector<Move> SlimeStack::LegalMoves(const Recipe& recipe, const ClusterInfo& cluster) const {
+  return Guard(std::vector<Move>{}, [&] {
+    std::vector<Move> candidates = megatron::EnumerateMoves(slime_, recipe, cluster);
+    for (auto& m : megatron_->LegalMoves(recipe, cluster)) {
+      if (!TouchesOwned(slime_, m)) candidates.push_back(std::move(m));
+    }
+    std::vector<Move> out;
+    for (auto& m : candidates) {
+      Recipe next = recipe;
+      bool applied = true;
+      for (const auto& c : m.changes) applied = applied && SetValue(&next, c.key, c.to).ok();
+      if (!applied || !Validate(next, cluster).ok() || !CheckObjective(recipe, next).pass) continue;
+      out.push_back(std::move(m));
+    }
+    return out;
+  });
+}
+
+GateVerdict SlimeStack::CheckObjective(const Recipe& baseline, const Recipe& candidate) const {
+  GateVerdict refused;
+  refused.rule_id = "fail_closed.internal_error";
+  refused.reason = "the slime gate failed internally; refusing";
+  return Guard(refused, [&] { return CheckSlimeObjective(slime_, *megatron_, baseline, candidate); });
+}
+
+Result<LaunchSpec> SlimeStack::RenderLaunch(const Recipe& recipe) const {
+  return megatron_->RenderLaunch(recipe);
+}
+
+LogParse SlimeStack::ParseLog(std::string_view log) const {
+  return Guard(LogParse{}, [&] { return ParseSlimeLog(log); });
+}
+
+Result<Measurement> SlimeStack::Measure(const LogParse& parse, const Recipe& recipe) const {
+  try {
+    return MeasureSlime(parse, recipe);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("slime: Measure failed: ") + e.what());
+  }
+}
+
+Failure SlimeStack::Triage(std::string_view log, const JobEnd& end) const {
+  Failure unknown;
+  unknown.kind = FailureKind::kUnknown;
+  unknown.signature = "triage_internal_error";
+  return Guard(unknown, [&] { return megatron::TriageLog(triage_, log, end); });
+}
+
+std::vector<Diagnosis> SlimeStack::Diagnose(const Recipe& recipe, const Measurement& measurement,
+                                            const LogParse& parse, const ClusterInfo& cluster) const {
+  return Guard(std::vector<Diagnosis>{}, [&] {
+    std::vector<Diagnosis> out;
+    std::vector<double> waits;
+    for (const auto& s : parse.iterations) {
+      if (auto it = s.extra.find("perf/wait_time_ratio"); it != s.extra.end()) waits.push_back(it->second);
+    }
+    if (!waits.empty()) {
+      double wait = Median(waits);
+      if (wait > 0.3) {
+        out.push_back({"compute_bound", std::min(1.0, wait),
+                       "training waits for rollout " + std::to_string(static_cast<int>(wait * 100)) +
+                           "% of each step (perf/wait_time_ratio): the run is rollout-bound; more rollout "
+                           "GPUs or engines help more than training levers"});
+      }
+    }
+    for (auto& d : megatron_->Diagnose(recipe, measurement, parse, cluster)) out.push_back(std::move(d));
+    return out;
+  });
+}
+
+nlohmann::json SlimeStack::Describe() const {
+  nlohmann::json levers = nlohmann::json::array();
+  for (const auto& spec : slime_.levers) {
+    levers.push_back({{"id", spec.lever.id}, {"description", spec.lever.description}, {"keys", spec.lever.keys},
+                      {"addresses", spec.lever.addresses}, {"changes_rng", spec.lever.changes_rng}});
+  }
+  nlohmann::json conditional = nlohmann::json::array();
+  for (const auto& c : slime_.objective.conditional) {
+    conditional.push_back({{"id", c.id}, {"reason", c.reason}, {"fix", c.fix}, {"when_changed", c.when_changed}});
+  }
+  nlohmann::json constraints = nlohmann::json::array();
+  for (const auto& [id, rule] : SlimeConstraintCatalog()) constraints.push_back({{"id", id}, {"rule", rule}});
+  nlohmann::json triage = nlohmann::json::array();
+  for (const auto& s : triage_.signatures) {
+    triage.push_back({{"id", s.id}, {"kind", FailureKindName(s.kind)}, {"regex", s.pattern},
+                      {"infrastructure", s.infrastructure}});
+  }
+  return {{"stack", "slime"},
+          {"composed_with", "megatron"},
+          {"levers", levers},
+          {"objective", {{"objective", Rules(slime_.objective.objective)},
+                         {"conditional", conditional},
+                         {"neutral", Rules(slime_.objective.neutral)},
+                         {"fail_closed", "a changed slime key in neither stacks/slime/levers.yaml nor objective.yaml "
+                                         "is refused; other keys go to the megatron stack's gate"}}},
+          {"constraints", constraints},
+          {"triage", triage},
+          {"megatron", megatron_->Describe()}};
+}
+
+Result<std::unique_ptr<Plugin>> Create(const PluginContext& context) {
+  ATTUNE_RETURN_IF_ERROR(support::ValidateOptions(kOptionsSchema, context.config, "stack 'slime'"));
+  std::string dir = context.data_dir;
+  if (dir.empty()) {
+    const char* env = std::getenv("ATTUNE_DATA_DIR");
+    if (env) dir = env;
+  }
+  if (dir.empty()) {
+    return Status::InvalidArgument("slime: no data directory (PluginContext::data_dir or ATTUNE_DATA_DIR) "
+                                   "to load stacks/slime/*.yaml and stacks/megatron/*.yaml from");
+  }
+  ATTUNE_ASSIGN_OR_RETURN(auto stack, SlimeStack::Open(dir));
+  return std::unique_ptr<Plugin>(std::move(stack));
+}
+
+}  // namespace attune::slime

@@ -1,0 +1,55 @@
+// Copyright attune authors.
+//
+// SlimeStack: the Stack plugin for slime (THUDM/slime, RL post-training on Megatron + SGLang).
+// It is composed with the Megatron stack rather than copied from it: a MegatronStack (knowledge
+// from stacks/megatron/) decides the Megatron flags of a slime recipe (validation, levers, gate,
+// CUDA OOM / NCCL signatures), and slime's own knowledge (stacks/slime/, same file schema, loaded
+// with the Megatron loader) decides slime's flags, its log lines and its failures.
+#ifndef ATTUNE_PLUGINS_STACKS_SLIME_SLIME_STACK_H_
+#define ATTUNE_PLUGINS_STACKS_SLIME_SLIME_STACK_H_
+
+#include <memory>
+#include <string>
+
+#include "attune/plugin.h"
+#include "attune/stack.h"
+#include "knowledge.h"
+#include "megatron_stack.h"
+
+namespace attune::slime {
+
+class SlimeStack final : public Stack {
+ public:
+  SlimeStack(megatron::Knowledge slime, std::unique_ptr<megatron::MegatronStack> megatron);
+
+  // Loads stacks/slime and stacks/megatron from `data_dir`.
+  static Result<std::unique_ptr<SlimeStack>> Open(const std::string& data_dir);
+
+  std::string Name() const override { return "slime"; }
+  const std::vector<Lever>& Levers() const override { return levers_; }
+  Result<Recipe> ImportLaunch(std::string_view script, std::vector<std::string>* unknown) const override;
+  Status Validate(const Recipe& recipe, const ClusterInfo& cluster) const override;
+  std::vector<Move> LegalMoves(const Recipe& recipe, const ClusterInfo& cluster) const override;
+  GateVerdict CheckObjective(const Recipe& baseline, const Recipe& candidate) const override;
+  Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const override;
+  LogParse ParseLog(std::string_view log) const override;
+  Result<Measurement> Measure(const LogParse& parse, const Recipe& recipe) const override;
+  Failure Triage(std::string_view log, const JobEnd& end) const override;
+  std::vector<Diagnosis> Diagnose(const Recipe& recipe, const Measurement& measurement,
+                                  const LogParse& parse, const ClusterInfo& cluster) const override;
+  nlohmann::json Describe() const override;
+
+  const megatron::Knowledge& knowledge() const { return slime_; }
+
+ private:
+  megatron::Knowledge slime_;
+  std::unique_ptr<megatron::MegatronStack> megatron_;
+  megatron::TriageSpec triage_;  // slime's signatures, then Megatron's, then slime's "late." ones
+  std::vector<Lever> levers_;    // slime's, then Megatron's levers on keys slime does not own
+};
+
+Result<std::unique_ptr<Plugin>> Create(const PluginContext& context);
+
+}  // namespace attune::slime
+
+#endif  // ATTUNE_PLUGINS_STACKS_SLIME_SLIME_STACK_H_

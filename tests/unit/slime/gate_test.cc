@@ -1,0 +1,113 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "rules.h"
+#include "slime_fixture.h"
+
+using namespace attune;
+using namespace attune::slime;
+using namespace attune::slime::testing;
+
+namespace {
+
+GateVerdict Gate(const Recipe& base, const std::string& key, const std::optional<std::string>& value) {
+  return TheStack().CheckObjective(base, With(base, key, value));
+}
+
+}  // namespace
+
+TEST_CASE("objective-changing slime edits are refused by their rule", "[slime][gate]") {
+  Recipe base = Qwen3Recipe();
+  const std::pair<const char*, const char*> refused[] = {
+      {"--rollout-batch-size", "obj.rollout_batch"}, {"--n-samples-per-prompt", "obj.rollout_batch"},
+      {"--global-batch-size", "obj.rollout_batch"},  {"--rollout-temperature", "obj.sampling"},
+      {"--rollout-top-p", "obj.sampling"},           {"--rollout-max-response-len", "obj.sampling"},
+      {"--advantage-estimator", "obj.loss"},         {"--kl-loss-coef", "obj.loss"},
+      {"--eps-clip-high", "obj.loss"},               {"--use-tis", "obj.loss"},
+      {"--update-weights-interval", "obj.staleness"},{"--rm-type", "obj.reward"},
+      {"--lr", "obj.optimizer"},                     {"--hf-checkpoint", "obj.model"},
+  };
+  for (const auto& [key, rule] : refused) {
+    INFO(key);
+    GateVerdict v = Gate(base, key, "7");
+    CHECK_FALSE(v.pass);
+    CHECK(v.rule_id == rule);
+  }
+}
+
+TEST_CASE("Megatron flags of a slime recipe go to the Megatron gate", "[slime][gate]") {
+  Recipe base = Qwen3Recipe();
+  GateVerdict shape = Gate(base, "--hidden-size", "4096");
+  CHECK_FALSE(shape.pass);
+  CHECK(shape.reason.find("(Megatron flag)") != std::string::npos);
+  GateVerdict tp = Gate(base, "--tensor-model-parallel-size", "4");
+  CHECK(tp.pass);
+  CHECK(tp.loss_rel_tolerance >= 0.05);  // TP changes RNG streams (Megatron's catalog)
+  GateVerdict unknown = Gate(base, "--made-up-megatron-flag", "1");
+  CHECK_FALSE(unknown.pass);
+  CHECK(unknown.rule_id == "fail_closed.unknown_key");
+}
+
+TEST_CASE("slime levers pass; unknown slime-family flags fail closed in slime's gate", "[slime][gate]") {
+  Recipe base = Qwen3Recipe();
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--sglang-mem-fraction-static", "0.8"}, {"--rollout-num-gpus", "8"},
+           {"--rollout-num-gpus-per-engine", "1"}, {"--max-tokens-per-gpu", "16384"},
+           {"--offload-train", ""}}) {
+    INFO(key);
+    GateVerdict v = Gate(base, key, value);
+    CHECK(v.pass);
+  }
+  // slime normalises by the step's global batch: the micro-batch size is slime's lever, not
+  // Megatron's conditional rule about --calculate-per-token-loss.
+  CHECK(Gate(With(base, "--use-dynamic-batch-size", std::nullopt), "--micro-batch-size", "2").pass);
+  GateVerdict v = Gate(base, "--sglang-made-up-knob", "3");
+  CHECK_FALSE(v.pass);
+  CHECK(v.rule_id == "fail_closed.unknown_key");
+  CHECK(SlimeOwnsKey(TheStack().knowledge(), "--sglang-made-up-knob"));
+  CHECK_FALSE(SlimeOwnsKey(TheStack().knowledge(), "--tensor-model-parallel-size"));
+}
+
+TEST_CASE("conditional rules refuse placement changes that alter the sample mix", "[slime][gate]") {
+  Recipe base = Qwen3Recipe();
+  REQUIRE(Gate(base, "--rollout-num-gpus", "8").pass);
+  GateVerdict partial = Gate(With(base, "--partial-rollout", ""), "--rollout-num-gpus", "8");
+  CHECK_FALSE(partial.pass);
+  CHECK(partial.rule_id == "cond.partial_rollout_placement");
+  Recipe filtered = With(With(base, "--over-sampling-batch-size", "64"), "--dynamic-sampling-filter-path",
+                         "slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std");
+  GateVerdict f = Gate(filtered, "--sglang-server-concurrency", "256");
+  CHECK_FALSE(f.pass);
+  CHECK(f.rule_id == "cond.dynamic_filter_completion_order");
+  GateVerdict flops = Gate(With(base, "--balance-by-flops", ""), "--max-tokens-per-gpu", "4096");
+  CHECK_FALSE(flops.pass);
+  CHECK(flops.rule_id == "cond.balance_by_flops_token_cap");
+}
+
+TEST_CASE("a mixed edit is refused when either side refuses", "[slime][gate]") {
+  Recipe base = Qwen3Recipe();
+  Recipe both = With(With(base, "--sglang-mem-fraction-static", "0.8"), "--lr", "2e-6");
+  CHECK_FALSE(TheStack().CheckObjective(base, both).pass);
+  Recipe both2 = With(With(base, "--sglang-mem-fraction-static", "0.8"), "--tensor-model-parallel-size", "4");
+  CHECK(TheStack().CheckObjective(base, both2).pass);
+}
+
+TEST_CASE("legal moves validate and pass the gate, and include slime's levers", "[slime][gate][moves]") {
+  Recipe base = Qwen3Recipe();
+  ClusterInfo cluster;
+  auto moves = TheStack().LegalMoves(base, cluster);
+  REQUIRE_FALSE(moves.empty());
+  std::set<std::string> levers;
+  for (const auto& m : moves) {
+    INFO(m.summary);
+    levers.insert(m.lever_id);
+    Recipe next = base;
+    for (const auto& c : m.changes) REQUIRE(SetValue(&next, c.key, c.to).ok());
+    CHECK(TheStack().Validate(next, cluster).ok());
+    CHECK(TheStack().CheckObjective(base, next).pass);
+  }
+  CHECK(levers.count("sglang_mem_fraction_static"));
+  CHECK(levers.count("max_tokens_per_gpu"));
+  CHECK(levers.count("tensor_parallel"));  // from the Megatron catalog
+}
