@@ -440,6 +440,20 @@ TEST_CASE("`attune kuberay render` of the example workflow passes the API server
   Run r = ServerValidates(*manifest, "ml-team");
   INFO(r.err);
   CHECK(r.code == 0);
+  // The slime starting point (workflows/examples/slime-kuberay.yaml) renders and validates too.
+  auto slime = kuberay::RunCommand({testing::AttuneBinaryPath(), "kuberay", "render",
+                                    std::string(ATTUNE_SOURCE_DIR) +
+                                        "/workflows/examples/slime-kuberay.yaml"},
+                                   "", 120);
+  REQUIRE(slime.ok());
+  INFO(slime->err);
+  REQUIRE(slime->exit_code == 0);
+  CHECK_THAT(slime->out, Catch::Contains("python3 train.py --num-layers 36"));
+  auto slime_manifest = YamlToJsonValue(slime->out, "render");
+  REQUIRE(slime_manifest.ok());
+  Run slime_run = ServerValidates(*slime_manifest, "rl-team");
+  INFO(slime_run.err);
+  CHECK(slime_run.code == 0);
   auto rbac = kuberay::RunCommand({testing::AttuneBinaryPath(), "kuberay", "rbac"}, "", 60);
   REQUIRE(rbac.ok());
   CHECK(rbac->exit_code == 2);
