@@ -1,6 +1,8 @@
 // Copyright attune authors.
 #include "slurm_options.h"
 
+#include "attune/support/names.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -121,28 +123,10 @@ const std::map<std::string, Setter>& Setters() {
   return *setters;
 }
 
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string UnknownKeyMessage(const std::string& key) {
-  std::string best;
-  size_t best_distance = 4;  // farther than this is not a typo
-  for (const auto& [name, setter] : Setters()) {
-    size_t d = EditDistance(key, name);
-    if (d < best_distance) best_distance = d, best = name;
-  }
+  std::vector<std::string> names;
+  for (const auto& [name, setter] : Setters()) names.push_back(name);
+  const std::string best = support::NearestName(key, names);
   std::string message = "slurm launcher: unknown option '" + key + "'";
   if (!best.empty()) message += " (did you mean '" + best + "'?)";
   return message + "; see docs/slurm.md for the options";
