@@ -1,6 +1,8 @@
 // Copyright attune authors.
 #include "data/indexed_dataset.h"
 
+#include "attune/support/atomic_file.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -70,14 +72,7 @@ IndexDType TokenDTypeFor(int64_t vocab_size) {
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out.flush()) return Status::IoError(tmp + ": write failed: " + std::strerror(errno));
-  }
-  ATTUNE_RETURN_IF_ERROR(SyncFile(tmp));
-  return Rename(tmp, path);
+  return support::WriteFileAtomically(path, text);
 }
 
 Result<std::unique_ptr<IndexedDatasetWriter>> IndexedDatasetWriter::Create(const std::string& prefix,

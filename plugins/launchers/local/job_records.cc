@@ -4,6 +4,8 @@
 
 #include "job_records.h"
 
+#include "attune/support/atomic_file.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -20,10 +22,6 @@ namespace attune::local {
 namespace {
 
 using nlohmann::json;
-
-std::string ErrnoText(const std::string& what, const std::string& path) {
-  return "local launcher: " + what + " '" + path + "': " + std::strerror(errno);
-}
 
 double UnixNow() {
   timespec ts{};
@@ -119,25 +117,7 @@ unsigned long long ProcessStartTicks(long pid) {
 }
 
 Status WriteJsonAtomically(const std::string& path, const json& value) {
-  std::string text = value.dump(2) + "\n";
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError(ErrnoText("cannot create", tmp));
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            ::fsync(fd) == 0;  // fsync before rename, or a crash may leave an empty file
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status failed = Status::IoError(ErrnoText("cannot write", path));
-    ::unlink(tmp.c_str());
-    return failed;
-  }
-  std::string dir = path.substr(0, path.rfind('/'));
-  int dir_fd = ::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);  // because the rename must survive a crash too
-    ::close(dir_fd);
-  }
-  return Status::Ok();
+  return support::WriteFileAtomically(path, value.dump(2) + "\n");
 }
 
 Result<json> ReadJsonIfExists(const std::string& path) {

@@ -1,5 +1,7 @@
 #include "sim_launcher.h"
 
+#include "attune/support/atomic_file.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -34,25 +36,9 @@ bool ValidJobName(const std::string& name) {
 Status WriteAtomically(const std::string& path, const std::string& data) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError("sim launcher: cannot create " + tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n <= 0) {
-      std::string why = n < 0 ? std::strerror(errno) : "short write";
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Status::IoError("sim launcher: cannot write " + tmp + ": " + why);
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::IoError("sim launcher: cannot rename " + tmp + " to " + path);
-  }
-  return Status::Ok();
+  Status written = support::WriteFileAtomically(path, data, support::Durability::kCrashOnly);
+  if (written.ok()) return written;
+  return Status(written.code(), "sim launcher: " + written.message());
 }
 
 Result<std::string> ReadFile(const std::string& path) {

@@ -1,6 +1,8 @@
 // Copyright attune authors.
 #include "job_record.h"
 
+#include "attune/support/atomic_file.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -16,28 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-Status Errno(const std::string& what, const std::string& path) {
-  return Status::IoError(what + " '" + path + "': " + std::strerror(errno));
-}
-
-Status WriteAll(int fd, const std::string& text, const std::string& path) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("cannot write", path);
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
-
-// fsync of the directory makes the rename itself durable.
-void SyncDirectory(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;  // best effort: some filesystems refuse to open directories
-  fsync(fd);
-  close(fd);
-}
 
 Json ToJson(const JobRecord& r) {
   Json j = {
@@ -81,16 +61,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
   std::error_code ec;
   fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
-  std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot create", tmp);
-  Status written = WriteAll(fd, text, tmp);
-  if (written.ok() && fsync(fd) != 0) written = Errno("cannot fsync", tmp);
-  close(fd);
-  ATTUNE_RETURN_IF_ERROR(written);
-  if (rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename onto", path);
-  SyncDirectory(parent.empty() ? "." : parent.string());
-  return Status::Ok();
+  return support::WriteFileAtomically(path, text);
 }
 
 Result<std::optional<JobRecord>> LoadRecord(const std::string& state_dir, const std::string& name) {
