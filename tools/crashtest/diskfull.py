@@ -153,6 +153,12 @@ class DiskFull:
 
     def reference(self, root):
         campaign = os.path.join(root, "reference", "campaign")
+        # A reference left by an earlier run (of another build) would be resumed as finished and
+        # compared as if this build had produced it.
+        shutil.rmtree(os.path.join(root, "reference"), ignore_errors=True)
+        for stale in ("reference.ack",):
+            if os.path.exists(os.path.join(root, stale)):
+                os.remove(os.path.join(root, stale))
         rc, seconds, err = self.run_engine(campaign, os.path.join(root, "reference.ack"))
         if rc != 0:
             raise SystemExit(f"diskfull: the uninterrupted run failed (exit {rc}): {err}")
@@ -167,8 +173,8 @@ class DiskFull:
         for name in ("filler", "ack"):
             if os.path.exists(os.path.join(mount, name)):
                 os.remove(os.path.join(mount, name))
-        # The campaign directory's name is the campaign id, which seeds the simulated noise: it
-        # must match the reference's ("campaign").
+        # The same --campaign-id as the reference (crashtest's run_engine), so that job names and
+        # reports compare equal.
         campaign = os.path.join(mount, "c", "campaign")
         ack = os.path.join(self.args.workdir, "level.ack")
         if os.path.exists(ack):
