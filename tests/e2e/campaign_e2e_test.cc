@@ -46,7 +46,7 @@ fs::path FreshDir(const std::string& tag) {
   fs::path root = fs::temp_directory_path() / ("attune_e2e_" + std::to_string(::getpid()) + "_" + tag);
   fs::remove_all(root);
   fs::create_directories(root);
-  return root / "e2e";  // same campaign id ("e2e") in every test, so job names and reports match
+  return root / "e2e";
 }
 
 struct Run {
@@ -54,7 +54,8 @@ struct Run {
   std::string err;
 };
 
-Run RunIt(const fs::path& dir, int stop_after_events = 0, const std::string& workflow = kWorkflow) {
+Run RunIt(const fs::path& dir, int stop_after_events = 0, const std::string& workflow = kWorkflow,
+          const std::string& campaign_id = "e2e") {
   std::atomic<bool> stop{false};
   StopAfterLines counter(&stop, stop_after_events);
   std::ostream out(&counter);
@@ -62,6 +63,7 @@ Run RunIt(const fs::path& dir, int stop_after_events = 0, const std::string& wor
   RunOptions o;
   o.workflow_path = workflow;
   o.campaign_dir = dir.string();
+  o.campaign_id = campaign_id;  // "": the default (the directory's name and random digits)
   o.plugin_paths = {ATTUNE_PLUGIN_DIR};
   o.json = true;
   o.out = &out;
@@ -192,6 +194,87 @@ TEST_CASE("a campaign whose budget runs out stops submitting and still reports",
   CHECK(s.candidates.size() >= 1);
   CHECK(fs::exists(dir / "REPORT.md"));
   fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("a production-length recipe is benchmarked in its short form and shipped whole", "[e2e][benchmark]") {
+  // 500,000 iterations, checkpoints every 2,000, evaluation every 1,000: run as it is, each job
+  // would train until the 1,800 s time limit killed it.
+  const fs::path dir = FreshDir("production");
+  const std::string workflow = fs::path(kWorkflow).parent_path() / "sim_production.yaml";
+  Run r = RunIt(dir, 0, workflow);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CampaignState s = FoldDir(dir);
+  CHECK(s.finished);
+  REQUIRE(!s.jobs.empty());
+  for (const auto& j : s.jobs) {
+    INFO(j.name);
+    CHECK(j.state == JobState::kSucceeded);  // none killed by the time limit
+    CHECK(GetValue(j.recipe, "--train-iters") == "500000");
+    CHECK(GetValue(j.run_recipe, "--exit-interval") == "50");
+    CHECK(GetValue(j.run_recipe, "--train-iters") == "500000");  // the LR schedule is production's
+    CHECK_FALSE(GetValue(j.run_recipe, "--save").has_value());
+    CHECK_FALSE(GetValue(j.run_recipe, "--save-interval").has_value());
+    CHECK(GetValue(j.run_recipe, "--eval-iters") == "0");
+    CHECK(GetValue(j.run_recipe, "--log-interval") == "1");
+    REQUIRE(j.status.contains("end_time"));
+    CHECK(j.status.value("end_time", 0.0) - j.status.value("start_time", 0.0) < 1800);
+  }
+  CHECK(s.leader_id != "baseline");
+  REQUIRE(s.speedup.has_value());
+  CHECK(s.speedup->median > 1.03);
+
+  // The shipped recipe is the user's, with only the tuned levers changed.
+  const Recipe* shipped = s.RecipeOf(s.leader_id);
+  REQUIRE(shipped != nullptr);
+  for (const auto& change : Diff(s.baseline, *shipped)) {
+    INFO(change.key);
+    CHECK(change.key != "--train-iters");
+    CHECK(change.key != "--exit-interval");
+    CHECK(change.key != "--save");
+    CHECK(change.key != "--save-interval");
+    CHECK(change.key != "--eval-iters");
+    CHECK(change.key != "--log-interval");
+  }
+  CHECK(GetValue(*shipped, "--save-interval") == "2000");
+  CHECK(GetValue(*shipped, "--eval-interval") == "1000");
+  CHECK_FALSE(GetValue(*shipped, "--exit-interval").has_value());
+  const std::string report = Slurp(dir / "REPORT.md");
+  CHECK_THAT(report, Catch::Contains("[--train-iters, 500000]"));
+  CHECK_THAT(report, Catch::Contains("## How the jobs were benchmarked"));
+  CHECK_THAT(report, Catch::Contains("`--exit-interval: (absent) -> 50`"));
+  CHECK_THAT(report, Catch::Contains("`--save-interval: 2000 -> (absent)`"));
+  fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("campaigns in folders of the same name get distinct ids and the same results", "[e2e][identity]") {
+  // Two campaigns named `camp` (in two parent folders): on a shared cluster their job names must
+  // not collide, and nothing drawn at random may depend on the folder's name or the id.
+  const fs::path a = FreshDir("identity_a").parent_path() / "camp";
+  const fs::path b = FreshDir("identity_b").parent_path() / "camp";
+  const fs::path c = FreshDir("identity_c").parent_path() / "zz";
+  for (const auto& dir : {a, b, c}) REQUIRE(RunIt(dir, 0, kWorkflow, "").exit_code == 0);
+  CampaignState sa = FoldDir(a), sb = FoldDir(b), sc = FoldDir(c);
+  CHECK(sa.campaign_id.rfind("camp-", 0) == 0);
+  CHECK(sa.campaign_id.size() == std::string("camp-").size() + 8);
+  CHECK(sa.campaign_id != sb.campaign_id);
+  for (const auto& ja : sa.jobs) {
+    for (const auto& jb : sb.jobs) CHECK(ja.name != jb.name);
+  }
+  auto results = [](const fs::path& dir, const std::string& id) {
+    std::string text = Slurp(dir / "RESULTS.md");
+    for (size_t at; (at = text.find(id)) != std::string::npos;) text.replace(at, id.size(), "ID");
+    return text;
+  };
+  CHECK(results(a, sa.campaign_id) == results(b, sb.campaign_id));
+  CHECK(results(a, sa.campaign_id) == results(c, sc.campaign_id));
+  CHECK(sa.leader_id == sc.leader_id);
+
+  // Resuming with another id is refused, and changes nothing.
+  const uint64_t before = sa.last_seq;
+  CHECK(RunIt(a, 0, kWorkflow, "other").exit_code == 2);
+  CHECK(FoldDir(a).last_seq == before);
+  for (const auto& dir : {a, b, c}) fs::remove_all(dir.parent_path());
 }
 
 }  // namespace

@@ -33,6 +33,8 @@ namespace attune {
 
 struct JobSpec {
   std::string name;         // deterministic, unique in the campaign: [A-Za-z0-9._-]+
+  std::string key;          // the name without the campaign id ("baseline-1", "verify-c003-p1-1"):
+                            // the same in every campaign; what a simulator seeds its draws from
   std::string job_dir;      // a directory the engine created for this job (logs, records)
   std::string log_path;     // where the job's combined stdout/stderr should end up
   Recipe recipe;            // what is being run (the sim launcher models it)

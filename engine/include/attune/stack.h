@@ -93,6 +93,13 @@ class Stack : public Plugin {
   // The launch for the recipe's topology.
   virtual Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const = 0;
 
+  // The recipe as a benchmark job runs it: only run-control settings (the objective rules'
+  // `neutral.run_control`: how long it trains, checkpointing, evaluation, logging cadence) may
+  // differ, so that a production-length recipe is measured in minutes instead of running until the
+  // job's time limit. The engine renders benchmark jobs from this form; what it records, compares
+  // and ships is always the recipe itself. The default runs the recipe as it is.
+  virtual Result<Recipe> BenchmarkForm(const Recipe& recipe) const { return recipe; }
+
   // Parses a (possibly partial) log. Tolerant of prefixes, timestamps, ANSI codes, CRLF.
   virtual LogParse ParseLog(std::string_view log) const = 0;
 

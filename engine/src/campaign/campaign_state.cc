@@ -219,6 +219,15 @@ Status CampaignState::ApplyRequested(const json& d) {
   j.attempt = d.value("attempt", 1);
   j.pair = d.value("pair", 0);
   ATTUNE_ASSIGN_OR_RETURN(j.recipe, RecipeField(d, "recipe"));
+  j.run_recipe = j.recipe;
+  if (d.contains("benchmark_changes")) {  // absent in logs written before benchmark forms
+    auto changes = ChangesFromJson(d.at("benchmark_changes"));
+    if (!changes.ok()) return Malformed(events::kJobRequested, "benchmark_changes: " + changes.status().message());
+    j.benchmark_changes = std::move(changes).value();
+    if (Status s = ApplyChanges(&j.run_recipe, j.benchmark_changes); !s.ok()) {
+      return Malformed(events::kJobRequested, "benchmark_changes of " + j.name + ": " + s.message());
+    }
+  }
   j.nodes = d.value("nodes", 1);
   j.devices = d.at("devices").get<int>();
   j.time_limit_s = d.at("time_limit_s").get<double>();

@@ -69,7 +69,9 @@ struct JobRecord {
   std::string step;
   int attempt = 1;
   int pair = 0;           // verify pairs: 1-based pair index; 0 otherwise
-  Recipe recipe;
+  Recipe recipe;                    // the candidate's recipe (compared, shipped)
+  std::vector<Change> benchmark_changes;  // what the stack's benchmark form changed to run it
+  Recipe run_recipe;                // recipe with benchmark_changes applied: what the job runs
   int nodes = 1;
   int devices = 1;
   double time_limit_s = 0;

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "log/dir_lock.h"
+#include "log/envelope.h"
 
 #ifdef ATTUNE_HAVE_STEPS
 #include "steps/campaign_runner.h"
@@ -62,6 +63,9 @@ int RunRun(const std::vector<std::string>& args, Env& env) {
               "the agent's options and steps not yet started may change. WORKFLOW is validated "
               "before anything is recorded (invalid: exit 2). Ctrl-C pauses it cleanly (exit 3).");
   p.Options()("dir", po::value<std::string>(), "campaign directory")(
+      "campaign-id", po::value<std::string>(),
+      "a new campaign's id, the prefix of its job names (letters, digits, '.', '_', '-'; "
+      "default: the directory's name plus 8 random hex digits); on resume it must match")(
       "plugin-path", po::value<std::vector<std::string>>(), "extra plugin directory")(
       "on-stop", po::value<std::string>()->default_value("leave"),
       "on Ctrl-C: leave running jobs running (resume finds them) or cancel them")(
@@ -89,6 +93,12 @@ int RunRun(const std::vector<std::string>& args, Env& env) {
     return ReportError(env, "run", Status::InvalidArgument(
                                        "give a WORKFLOW to start, or --dir DIR to resume"), json);
   }
+  if (p.Has("campaign-id") && (p.Get("campaign-id").empty() || !log::IsValidCampaignId(p.Get("campaign-id")))) {
+    return ReportError(env, "run", Status::InvalidArgument(
+                                       "--campaign-id '" + p.Get("campaign-id") +
+                                       "' may only contain letters, digits, '.', '_' and '-' (at "
+                                       "most 128 characters)"), json);
+  }
   std::string dir = p.Has("dir") ? p.Get("dir") : DefaultDir(p.Get("workflow"));
   Status unlocked = CheckNotLocked(dir);
   if (!unlocked.ok()) return ReportError(env, "run", unlocked, json);
@@ -97,6 +107,7 @@ int RunRun(const std::vector<std::string>& args, Env& env) {
   options.workflow_path = p.Get("workflow");
   options.amend_workflow_path = p.Get("amend-workflow");
   options.campaign_dir = dir;
+  options.campaign_id = p.Get("campaign-id");
   options.plugin_paths = env.plugin_paths;
   for (const auto& path : p.GetList("plugin-path")) options.plugin_paths.push_back(path);
   options.on_stop = on_stop == "cancel" ? OnStop::kCancel : OnStop::kLeaveRunning;

@@ -45,4 +45,25 @@ GateVerdict StaticGateCheck(const Stack& stack, const Recipe& baseline, const Re
   return verdict;
 }
 
+Status CheckBenchmarkForm(const Stack& stack, const Recipe& recipe, const Recipe& run) {
+  const std::string who = "the " + recipe.stack + " stack's benchmark form ";
+  if (run.stack != recipe.stack || run.entry != recipe.entry) {
+    return Status::FailedPrecondition(who + "changes the stack or the entry point; it may change "
+                                            "run-control settings only (a plugin defect)");
+  }
+  if (run.topology.nodes != recipe.topology.nodes ||
+      run.topology.gpus_per_node != recipe.topology.gpus_per_node) {
+    return Status::FailedPrecondition(who + "changes the topology, which the job's reservation is "
+                                            "made for; it may change run-control settings only "
+                                            "(a plugin defect)");
+  }
+  GateVerdict v = stack.CheckObjective(recipe, run);
+  if (!v.pass) {
+    return Status::FailedPrecondition(who + "would train a different model (" + v.rule_id + ": " +
+                                      v.reason + "); it may change run-control settings only "
+                                                 "(a plugin defect)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace attune

@@ -7,6 +7,7 @@
 
 #include "attune/recipe.h"
 #include "attune/stack.h"
+#include "attune/status.h"
 
 namespace attune {
 
@@ -14,6 +15,11 @@ namespace attune {
 // candidate must validate for the cluster). Fails closed. The verdict names the deciding rule.
 GateVerdict StaticGateCheck(const Stack& stack, const Recipe& baseline, const Recipe& candidate,
                             const ClusterInfo& cluster);
+
+// A stack's benchmark form of `recipe` (Stack::BenchmarkForm) may change neither the stack, the
+// entry point, the topology (the job's reservation) nor the objective (the stack's own rules judge
+// `run` against `recipe`). FailedPrecondition naming the plugin's change otherwise.
+Status CheckBenchmarkForm(const Stack& stack, const Recipe& recipe, const Recipe& run);
 
 }  // namespace attune
 

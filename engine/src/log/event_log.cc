@@ -7,9 +7,12 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <cstdio>
+#include <random>
 
 #include "log/dir_lock.h"
 #include "log/envelope.h"
@@ -30,12 +33,20 @@ int64_t SystemNowMs() {
       .count();
 }
 
+// The directory's name, made valid, plus 8 random hex digits: two campaigns in folders of the same
+// name (on one cluster, or on two machines sharing a scheduler) never share job names. Recorded
+// once, at creation; nothing seeded depends on it.
 std::string DefaultCampaignId(const std::string& dir) {
   std::string base = fs::path(dir).lexically_normal().filename().string();
   if (base.empty()) base = fs::path(dir).lexically_normal().parent_path().filename().string();
   std::string id;
   for (char c : base) id.push_back(log::IsValidCampaignId(std::string(1, c)) ? c : '-');
-  return id.empty() ? "campaign" : id;
+  if (id.empty()) id = "campaign";
+  id.resize(std::min<size_t>(id.size(), 119));
+  std::random_device random;
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "-%08x", static_cast<unsigned>(random()));
+  return id + suffix;
 }
 
 std::string RestoreAdvice(const std::string& dir) {

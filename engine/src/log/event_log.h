@@ -52,7 +52,8 @@ uint64_t DefaultMinFreeBytes();
 
 struct EventLogOptions {
   bool create_if_missing = true;
-  std::string campaign_id;  // used when creating; an existing log keeps its own
+  std::string campaign_id;  // used when creating (default: the directory's name plus 8 random hex
+                            // digits); an existing log keeps its own
   // Wall clock for `ts` (tests pass a fixed one). Defaults to the system clock.
   std::function<int64_t()> now_ms;
   // Called after each acknowledged append with the last seq (the crash suite's side channel).

@@ -76,6 +76,27 @@ std::string ShipSection(const CampaignState& state, const std::string& launch_co
   return out;
 }
 
+// What the stack's benchmark form changed for the jobs (the first job of the shipped recipe, or of
+// the baseline), so that nobody mistakes the measured run for the shipped one.
+std::string BenchmarkSection(const CampaignState& state) {
+  const JobRecord* shown = nullptr;
+  for (const auto& j : state.jobs) {
+    if (j.candidate == state.leader_id) {
+      shown = &j;
+      break;
+    }
+    if (!shown && j.candidate == events::kBaselineId) shown = &j;
+  }
+  if (!shown) return "";
+  std::string out = "## How the jobs were benchmarked\n\n";
+  if (shown->benchmark_changes.empty()) return out + "Each job ran its recipe as it is.\n\n";
+  out += "Each job ran a short form of its recipe: the stack changed only run-control settings "
+         "(how long it runs, logging, checkpointing, evaluation). The shipped recipe above keeps "
+         "them as given. For `" + shown->candidate + "`:\n\n";
+  for (const auto& c : shown->benchmark_changes) out += "- `" + DescribeChange(c) + "`\n";
+  return out + "\n";
+}
+
 std::string GateSection(const CampaignState& state) {
   std::string out = "## Correctness evidence\n\n";
   const auto* c = state.FindCandidate(state.leader_id);
@@ -128,6 +149,7 @@ std::string RenderReport(const CampaignState& state, const std::string& launch_c
                      state.agent_name, state.seed, state.workflow_hash);
   out += ResultSection(state);
   out += ShipSection(state, launch_command);
+  out += BenchmarkSection(state);
   out += GateSection(state);
   out += TriedSection(state);
   out += BudgetSection(state);

@@ -43,9 +43,17 @@ Result<std::unique_ptr<EventLog>> OpenLog(const RunOptions& o) {
     const std::string path = o.ack_file;
     lo.on_ack = [path](uint64_t seq) { AppendAck(path, seq); };
   }
+  lo.campaign_id = o.campaign_id;
   std::error_code ec;
   std::filesystem::create_directories(o.campaign_dir, ec);
-  return EventLog::Open(o.campaign_dir, lo);
+  ATTUNE_ASSIGN_OR_RETURN(auto log, EventLog::Open(o.campaign_dir, lo));
+  if (!o.campaign_id.empty() && log->campaign_id() != o.campaign_id) {
+    return Status::InvalidArgument("the campaign in " + o.campaign_dir + " has the id '" +
+                                   log->campaign_id() + "', not '" + o.campaign_id +
+                                   "'; drop --campaign-id to resume it, or start a new campaign "
+                                   "in another --dir");
+  }
+  return log;
 }
 
 PluginContext MakeContext(const RunContext& ctx, const PluginRef& ref) {
@@ -378,7 +386,8 @@ int RunCampaign(const RunOptions& o) {
   if (!log.ok()) {
     const bool locked = log.status().code() == StatusCode::kFailedPrecondition ||
                         log.status().code() == StatusCode::kCorruption;
-    return Fail(o, {log.status(), locked ? kExitLocked : kExitFailed});
+    const bool usage = log.status().code() == StatusCode::kInvalidArgument;  // --campaign-id
+    return Fail(o, {log.status(), locked ? kExitLocked : usage ? kExitUsage : kExitFailed});
   }
   ctx.log = std::move(*log);
   const bool fresh = ctx.log->last_seq() == 0;

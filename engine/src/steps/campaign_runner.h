@@ -22,6 +22,7 @@ struct RunOptions {
   std::string workflow_path;        // required for a new campaign; compared on resume
   std::string amend_workflow_path;  // --amend-workflow: an explicit, recorded amendment
   std::string campaign_dir;         // created when missing
+  std::string campaign_id;          // --campaign-id: a new campaign's id; must match on resume
   std::vector<std::string> plugin_paths;  // --plugin-path
   OnStop on_stop = OnStop::kLeaveRunning;
   bool json = false;                // machine-readable progress (NDJSON) instead of human text

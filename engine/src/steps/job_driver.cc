@@ -8,6 +8,7 @@
 
 #include "base/crash_point.h"
 #include "campaign/events.h"
+#include "gate/static_gate.h"
 
 namespace attune {
 namespace {
@@ -26,13 +27,17 @@ std::string LogPath(const RunContext& ctx, const std::string& name) {
 Result<JobSpec> BuildSpec(RunContext& ctx, const JobRecord& job) {
   JobSpec spec;
   spec.name = job.name;
+  const std::string prefix = ctx.state.campaign_id + "-";
+  spec.key = job.name.rfind(prefix, 0) == 0 ? job.name.substr(prefix.size()) : job.name;
   spec.job_dir = JobDir(ctx, job.name);
   spec.log_path = LogPath(ctx, job.name);
   std::error_code ec;
   fs::create_directories(spec.job_dir, ec);
   if (ec) return Status::IoError("cannot create job directory " + spec.job_dir + ": " + ec.message());
-  spec.recipe = job.recipe;
-  ATTUNE_ASSIGN_OR_RETURN(spec.launch, ctx.stack->RenderLaunch(job.recipe));
+  // The recipe with the benchmark changes recorded at the request (run-control settings only); the
+  // recipe compared and shipped stays the candidate's.
+  spec.recipe = job.run_recipe;
+  ATTUNE_ASSIGN_OR_RETURN(spec.launch, ctx.stack->RenderLaunch(spec.recipe));
   spec.nodes = job.nodes;
   spec.devices = job.devices;
   spec.time_limit_s = job.time_limit_s;
@@ -85,10 +90,10 @@ Result<json> ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& 
   Failure failure = ctx.stack->Triage(text, end);
   json measurement = nullptr, diagnosis = json::array();
   if (st.state == JobState::kSucceeded && failure.kind == FailureKind::kNone) {
-    auto m = ctx.stack->Measure(parse, job.recipe);
+    auto m = ctx.stack->Measure(parse, job.run_recipe);
     if (m.ok()) {
       measurement = MeasurementToJson(*m);
-      for (const auto& d : ctx.stack->Diagnose(job.recipe, *m, parse, ctx.state.cluster)) {
+      for (const auto& d : ctx.stack->Diagnose(job.run_recipe, *m, parse, ctx.state.cluster)) {
         diagnosis.push_back(DiagnosisToJson(d));
       }
     } else {
@@ -211,6 +216,10 @@ Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask) {
   if (!recipe) return Status::Internal("no recipe for '" + ask.candidate + "'");
   const int attempt = ctx.state.NextAttempt(ask.candidate, ask.purpose, ask.pair);
   const std::string name = JobName(ctx.state.campaign_id, ask, attempt);
+  // The stack's benchmark form, decided once and recorded: a replay (or a newer plugin) launches
+  // exactly what was decided here.
+  ATTUNE_ASSIGN_OR_RETURN(Recipe run, ctx.stack->BenchmarkForm(*recipe));
+  ATTUNE_RETURN_IF_ERROR(CheckBenchmarkForm(*ctx.stack, *recipe, run));
   json data{{"job", name},
             {"candidate", ask.candidate},
             {"purpose", ask.purpose},
@@ -218,6 +227,7 @@ Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask) {
             {"attempt", attempt},
             {"pair", ask.pair},
             {"recipe", RecipeToJson(*recipe)},
+            {"benchmark_changes", ChangesToJson(Diff(*recipe, run))},
             {"nodes", recipe->topology.nodes},
             {"devices", recipe->topology.WorldSize()},
             {"time_limit_s", ctx.state.settings.job_time_limit_s},

@@ -138,9 +138,12 @@ Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, 
   }
   StepBreakdown step = EstimateStep(setup, cluster, factors);
   int64_t count = setup.run.IterationsToRun();
-  std::vector<double> times = IterationTimes(setup, step.step_s, cluster, spec.name, count);
-  InjectedFailure failure = DrawFailure(cluster.failures, cluster.seed, spec.name);
-  Normal where(StreamSeed(cluster.seed, spec.name, "where"));
+  // Draws depend on the seed and the job's place in its campaign, never on the campaign's id (the
+  // same seed gives the same campaign in any directory).
+  const std::string& key = spec.key.empty() ? spec.name : spec.key;
+  std::vector<double> times = IterationTimes(setup, step.step_s, cluster, key, count);
+  InjectedFailure failure = DrawFailure(cluster.failures, cluster.seed, key);
+  Normal where(StreamSeed(cluster.seed, key, "where"));
   int64_t stop_at = failure == InjectedFailure::kNone ? count
                                                       : 1 + static_cast<int64_t>(where.Uniform() * count);
   stop_at = std::min(stop_at, count);

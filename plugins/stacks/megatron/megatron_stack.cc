@@ -1,5 +1,7 @@
 #include "megatron_stack.h"
 
+#include "benchmark_form.h"
+
 #include <cstdlib>
 #include <exception>
 
@@ -136,6 +138,10 @@ Result<LaunchSpec> MegatronStack::RenderLaunch(const Recipe& recipe) const {
   } catch (const std::exception& e) {
     return Status::Internal(std::string("megatron: RenderLaunch failed: ") + e.what());
   }
+}
+
+Result<Recipe> MegatronStack::BenchmarkForm(const Recipe& recipe) const {
+  return BenchmarkRecipe(recipe);
 }
 
 LogParse MegatronStack::ParseLog(std::string_view log) const {

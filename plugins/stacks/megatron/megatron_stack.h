@@ -29,6 +29,7 @@ class MegatronStack final : public Stack {
   std::vector<Move> LegalMoves(const Recipe& recipe, const ClusterInfo& cluster) const override;
   GateVerdict CheckObjective(const Recipe& baseline, const Recipe& candidate) const override;
   Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const override;
+  Result<Recipe> BenchmarkForm(const Recipe& recipe) const override;
   LogParse ParseLog(std::string_view log) const override;
   Result<Measurement> Measure(const LogParse& parse, const Recipe& recipe) const override;
   Failure Triage(std::string_view log, const JobEnd& end) const override;

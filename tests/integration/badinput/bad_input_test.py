@@ -6,6 +6,7 @@ or can go on.
     bad_input_test.py --attune BUILD/bin/attune --source REPO --test-plugins BUILD/test-plugins
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -201,7 +202,9 @@ steps:
     check(code == 0, f'xff: verify exit {code}')
     code, out, err = attune('status', '--dir', campaign, '--json')
     check(code == 0 and json.loads(out)['state'] == 'finished', f'xff: status exit {code}')
-    log = os.path.join(campaign, 'jobs', 'c-xff-baseline-1', 'job.log')
+    logs = glob.glob(os.path.join(campaign, 'jobs', '*-baseline-1', 'job.log'))
+    check(len(logs) == 1, f'xff: one baseline job log, found {logs}')
+    log = logs[0]
     for sub in ('parse', 'triage'):
         code, out, err = attune('log', sub, log, '--stack', 'megatron', '--json')
         check(code == 0, f'xff: log {sub} --json exit {code} ({err.strip()})')

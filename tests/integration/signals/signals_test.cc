@@ -28,7 +28,9 @@ std::string JobName(const std::string& dir, int attempt) {
 
 std::vector<std::string> RunArgs(const std::string& workflow, const std::string& dir,
                                  const std::vector<std::string>& more = {}) {
-  std::vector<std::string> args = {"run", Workflow(workflow), "--dir", dir, "--json"};
+  // The directory's name as the campaign id, so that job names are known in advance.
+  std::vector<std::string> args = {"run", Workflow(workflow), "--dir", dir, "--json",
+                                   "--campaign-id", fs::path(dir).filename().string()};
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }

@@ -78,5 +78,77 @@ TEST_CASE("every legal move of the stack passes the gate", "[gate]") {
   }
 }
 
+Recipe Production() {
+  Recipe r = Baseline();
+  REQUIRE(SetValue(&r, "--train-iters", "500000").ok());
+  REQUIRE(SetValue(&r, "--log-interval", "100").ok());
+  REQUIRE(SetValue(&r, "--save", "/ckpt").ok());
+  REQUIRE(SetValue(&r, "--save-interval", "2000").ok());
+  REQUIRE(SetValue(&r, "--eval-interval", "1000").ok());
+  return r;
+}
+
+TEST_CASE("the megatron benchmark form stops a long recipe early and changes only run control", "[gate][benchmark]") {
+  auto stack = MegatronStack();
+  const Recipe prod = Production();
+  auto run = stack->BenchmarkForm(prod);
+  REQUIRE(run.ok());
+  CHECK(GetValue(*run, "--exit-interval") == "50");
+  CHECK(GetValue(*run, "--train-iters") == "500000");
+  CHECK(GetValue(*run, "--log-interval") == "1");
+  CHECK(GetValue(*run, "--eval-iters") == "0");
+  CHECK_FALSE(GetValue(*run, "--save").has_value());
+  CHECK_FALSE(GetValue(*run, "--save-interval").has_value());
+  CHECK(CheckBenchmarkForm(*stack, prod, *run).ok());
+  // The gate judges candidates against the recipe, never against its benchmark form.
+  CHECK(StaticGateCheck(*stack, prod, prod, kH100).pass);
+}
+
+TEST_CASE("the megatron benchmark form leaves a short recipe as it is", "[gate][benchmark]") {
+  auto stack = MegatronStack();
+  const Recipe short_one = Baseline();  // 30 iterations, logs every one, no checkpoints
+  auto run = stack->BenchmarkForm(short_one);
+  REQUIRE(run.ok());
+  CHECK(Diff(short_one, *run).empty());
+
+  Recipe own_exit = Production();
+  REQUIRE(SetValue(&own_exit, "--exit-interval", "20").ok());
+  run = stack->BenchmarkForm(own_exit);
+  REQUIRE(run.ok());
+  CHECK(GetValue(*run, "--exit-interval") == "20");  // already short: kept
+}
+
+TEST_CASE("the megatron benchmark form measures sample-based and unbounded recipes", "[gate][benchmark]") {
+  auto stack = MegatronStack();
+  Recipe samples = Baseline();
+  REQUIRE(SetValue(&samples, "--train-iters", std::nullopt).ok());
+  REQUIRE(SetValue(&samples, "--train-samples", "3840").ok());  // 30 iterations at GBS 128
+  auto run = stack->BenchmarkForm(samples);
+  REQUIRE(run.ok());
+  CHECK_FALSE(GetValue(*run, "--exit-interval").has_value());
+  REQUIRE(SetValue(&samples, "--train-samples", "300000000").ok());
+  run = stack->BenchmarkForm(samples);
+  REQUIRE(run.ok());
+  CHECK(GetValue(*run, "--exit-interval") == "50");
+  CHECK(GetValue(*run, "--train-samples") == "300000000");
+}
+
+TEST_CASE("a benchmark form that would train another model or resize the job is refused", "[gate][benchmark]") {
+  auto stack = MegatronStack();
+  const Recipe prod = Production();
+  Recipe lr = prod;
+  REQUIRE(SetValue(&lr, "--lr", "1e-3").ok());
+  Status s = CheckBenchmarkForm(*stack, prod, lr);
+  CHECK(s.code() == StatusCode::kFailedPrecondition);
+  CHECK_THAT(s.message(), Catch::Contains("obj.lr"));
+  CHECK_THAT(s.message(), Catch::Contains("plugin defect"));
+  Recipe iters = prod;
+  REQUIRE(SetValue(&iters, "--train-iters", "50").ok());  // changes the LR schedule
+  CHECK_FALSE(CheckBenchmarkForm(*stack, prod, iters).ok());
+  Recipe bigger = prod;
+  bigger.topology.nodes = 2;
+  CHECK_THAT(CheckBenchmarkForm(*stack, prod, bigger).message(), Catch::Contains("topology"));
+}
+
 }  // namespace
 }  // namespace attune

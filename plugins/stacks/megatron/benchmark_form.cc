@@ -1,0 +1,45 @@
+// Copyright attune authors.
+#include "benchmark_form.h"
+
+#include <string>
+
+#include "recipe_view.h"
+
+namespace attune::megatron {
+
+namespace {
+
+// Iterations the recipe runs when nothing stops it early; std::nullopt when it cannot be told
+// (a sample-based length without a fixed global batch, or no length at all: Megatron requires one).
+std::optional<long> PlannedIterations(const Recipe& recipe) {
+  std::optional<long> n = IntArg(recipe, "--train-iters");
+  if (!n) {
+    auto samples = IntArg(recipe, "--train-samples");
+    auto gbs = IntArg(recipe, "--global-batch-size");
+    if (samples && gbs && *gbs > 0 && !Has(recipe, "--rampup-batch-size")) n = (*samples + *gbs - 1) / *gbs;
+  }
+  if (auto exit = IntArg(recipe, "--exit-interval"); exit && *exit > 0 && (!n || *exit < *n)) n = exit;
+  return n;
+}
+
+}  // namespace
+
+Result<Recipe> BenchmarkRecipe(const Recipe& recipe) {
+  Recipe out = recipe;
+  const std::optional<long> planned = PlannedIterations(recipe);
+  if (!planned || *planned > kBenchmarkIterations) {
+    ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--exit-interval", std::to_string(kBenchmarkIterations)));
+  }
+  if (auto interval = IntArg(recipe, "--log-interval"); interval && *interval > 1) {
+    ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--log-interval", "1"));
+  }
+  for (const char* key : {"--save", "--save-interval"}) {
+    if (Has(recipe, key)) ATTUNE_RETURN_IF_ERROR(SetValue(&out, key, std::nullopt));
+  }
+  if (Has(recipe, "--eval-interval") || Has(recipe, "--eval-iters")) {
+    ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--eval-iters", "0"));
+  }
+  return out;
+}
+
+}  // namespace attune::megatron
