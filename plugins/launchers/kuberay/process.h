@@ -4,8 +4,8 @@
 // stdout and stderr, and kills its process group at a deadline. kubectl and `attune` are run
 // through it, so user-provided values reach them as argv words.
 //
-// The boundary work stream is moving one process runner into attune::support; this plugin uses
-// its own until that lands (the Slurm launcher has a twin in its folder).
+// A thin adapter over attune::support::RunProcess (attune/support/process.h), the one process
+// runner, in the shape this plugin's callers use.
 //
 // Thread-safety: each call is independent.
 #ifndef ATTUNE_PLUGINS_LAUNCHERS_KUBERAY_PROCESS_H_

@@ -4,6 +4,9 @@
 // enforces a timeout. The Slurm launcher runs sbatch, squeue, scontrol and scancel through it, so
 // user-provided values reach them as argv words, never through a shell.
 //
+// A thin adapter over attune::support::RunProcess (attune/support/process.h), the one process
+// runner, in the shape this plugin's callers use.
+//
 // Thread-safety: each call is independent.
 #ifndef ATTUNE_PLUGINS_LAUNCHERS_SLURM_PROCESS_H_
 #define ATTUNE_PLUGINS_LAUNCHERS_SLURM_PROCESS_H_
