@@ -32,6 +32,7 @@ packages=(
   clang
   libonig-dev libsentencepiece-dev sentencepiece libicu-dev
   nodejs
+  bubblewrap
 )
 
 # run_step NAME COMMAND...: runs quietly into the step's log; on failure shows where and why.

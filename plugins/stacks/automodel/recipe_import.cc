@@ -125,6 +125,18 @@ Status ParseCommand(const std::vector<std::string>& w, size_t i, Parsed* p,
                     std::vector<std::string>* unknown) {
   const std::string& cmd = w[i];
   std::string base = cmd.substr(cmd.find_last_of('/') == std::string::npos ? 0 : cmd.find_last_of('/') + 1);
+  if (IsConfigPath(cmd)) {
+    // A config file alone (`attune recipe import cfg.yaml`): AutoModel's own launcher runs it.
+    std::vector<std::string> launch = {"automodel"};
+    launch.insert(launch.end(), w.begin() + static_cast<long>(i), w.end());
+    bool topology_given = false;
+    for (const auto& word : launch) topology_given = topology_given || word.rfind("--nproc", 0) == 0;
+    if (!topology_given) {
+      unknown->push_back("the config names no launch: the recipe runs `automodel " + cmd +
+                         "` on 1 node with 1 GPU; set `topology:` in the recipe for your cluster");
+    }
+    return ParseCommand(launch, 0, p, unknown);
+  }
   if (base == "automodel" || base == "am") {
     p->recipe.launcher_hint = "automodel";
     p->recipe.entry.push_back(cmd);

@@ -95,10 +95,11 @@ std::vector<std::string> RawStatements(std::string_view s) {
     bool quoted = single || dbl;
     if (!quoted && (c == '(' || (c == '{' && i > 0 && s[i - 1] == '$'))) ++depth;
     if (!quoted && (c == ')' || (c == '}' && depth > 0)) && depth > 0) --depth;
-    bool word_start = cur.empty() || IsSpace(cur.back()) || cur.back() == '\n';
-    if (!quoted && depth == 0 && c == '#' && word_start) {
-      while (i < s.size() && s[i] != '\n') ++i;
-      flush();
+    bool word_start = cur.empty() || IsSpace(cur.back()) || cur.back() == '\n' || cur.back() == '(';
+    if (!quoted && c == '#' && word_start) {
+      // A comment, also inside an array: skipped to the end of the line, whose newline then
+      // ends the statement (or, inside parentheses, separates words).
+      while (i + 1 < s.size() && s[i + 1] != '\n') ++i;
       continue;
     }
     if (!quoted && depth > 0 && c == '\n') { cur.push_back(' '); continue; }

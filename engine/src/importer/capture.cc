@@ -1,0 +1,324 @@
+// Copyright attune authors.
+#include "importer/capture.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "attune/support/process.h"
+
+namespace attune::importer {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The stub: records the call as three files named by the time in nanoseconds and its pid, so that a
+// listing sorts in call order: <stamp>.argv (NUL-separated), <stamp>.env (`env -0`), <stamp>.cwd;
+// and <stamp>.kind "soft" for a file command (below). It uses only bash builtins, `date` and `env`,
+// none of which is stubbed. nvidia-smi answers as a machine with $ATTUNE_IMPORT_GPUS GPUs when that
+// is set, and says nothing otherwise. File commands (mkdir, touch, rm, cp, mv, ln, chmod) run for
+// real; where the read-only sandbox refuses them they are recorded and pretend to succeed, so that a
+// `set -e` script that prepares its checkpoint folder still reaches its launch.
+constexpr const char* kStub = R"STUB(#!/bin/bash
+# attune recipe import: records this call instead of running it.
+name=${0##*/}
+case "$name" in
+  mkdir|touch|rm|cp|mv|ln|chmod)
+    for real in "/usr/bin/$name" "/bin/$name"; do
+      if [ -x "$real" ]; then "$real" "$@" 2>/dev/null && exit 0; break; fi
+    done
+    soft=1 ;;
+esac
+stamp="$ATTUNE_CAPTURE_DIR/$(date +%s%N)-$$"
+printf '%s\0' "$name" "$@" > "$stamp.argv"
+env -0 > "$stamp.env"
+pwd > "$stamp.cwd"
+if [ -n "${soft:-}" ]; then printf soft > "$stamp.kind"; fi
+if [ "$name" = nvidia-smi ] && [ -n "${ATTUNE_IMPORT_GPUS:-}" ]; then
+  for arg in "$@"; do
+    case "$arg" in
+      -L|--list-gpus) for ((i = 0; i < ATTUNE_IMPORT_GPUS; i++)); do echo "GPU $i: attune import stub"; done; exit 0 ;;
+      --query-gpu=*) for ((i = 0; i < ATTUNE_IMPORT_GPUS; i++)); do echo "$i"; done; exit 0 ;;
+    esac
+  done
+fi
+exit 0
+)STUB";
+
+// Variables the shell or the stub set by themselves: never part of a recipe.
+const std::set<std::string> kShellVariables = {"PWD", "OLDPWD", "SHLVL", "_", "ATTUNE_CAPTURE_DIR",
+                                                "ATTUNE_IMPORT_GPUS"};
+
+// Folders whose stubbed programs are covered by a stub mounted over them, so that an absolute
+// path (/usr/bin/python3) is recorded as well.
+const std::vector<std::string> kBinDirs = {"/usr/local/bin", "/usr/local/sbin", "/usr/bin",
+                                           "/usr/sbin", "/bin", "/sbin", "/opt/conda/bin"};
+
+// A scratch folder removed with everything in it when the capture ends.
+class Scratch {
+ public:
+  static Result<Scratch> Make() {
+    std::string pattern = (fs::temp_directory_path() / "attune-import-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) {
+      return Status::IoError("cannot create a scratch folder under " +
+                             fs::temp_directory_path().string());
+    }
+    return Scratch(pattern);
+  }
+  Scratch(Scratch&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  Scratch(const Scratch&) = delete;
+  ~Scratch() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit Scratch(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+Status WriteFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return Status::IoError("cannot write " + path.string());
+  return Status::Ok();
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> SplitNul(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\0', start);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+Status InstallStubs(const fs::path& bin, const fs::path& stub) {
+  std::error_code ec;
+  fs::create_directories(bin, ec);
+  if (ec) return Status::IoError("cannot create " + bin.string() + ": " + ec.message());
+  ATTUNE_RETURN_IF_ERROR(WriteFile(stub, kStub));
+  fs::permissions(stub, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec, ec);
+  for (const auto* names : {&StubbedCommands(), &FileCommands()}) {
+    for (const auto& name : *names) {
+      fs::create_symlink(stub, bin / name, ec);
+      if (ec) return Status::IoError("cannot create the stub " + (bin / name).string() + ": " + ec.message());
+    }
+  }
+  return Status::Ok();
+}
+
+bool UnderTmp(const std::string& path) {
+  for (const char* tmp : {"/tmp", "/var/tmp"}) {
+    std::string prefix = std::string(tmp) + "/";
+    if (path == tmp || path.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> SandboxArgv(const CaptureOptions& o, const std::string& scratch,
+                                     const std::string& stub, const std::string& script_dir,
+                                     const std::string& cwd) {
+  std::vector<std::string> argv = {o.bwrap, "--die-with-parent", "--new-session", "--unshare-all",
+                                   "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                   "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
+                                   "--bind", scratch, scratch};
+  std::set<std::string> shown;
+  for (const auto& dir : {script_dir, cwd}) {
+    if (UnderTmp(dir) && shown.insert(dir).second && dir.rfind(scratch, 0) != 0) {
+      argv.insert(argv.end(), {"--ro-bind", dir, dir});
+    }
+  }
+  std::error_code ec;
+  for (const auto& dir : kBinDirs) {
+    if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) continue;
+    for (const auto& name : StubbedCommands()) {
+      const std::string path = dir + "/" + name;
+      if (fs::exists(path, ec)) argv.insert(argv.end(), {"--ro-bind", stub, path});
+    }
+  }
+  argv.insert(argv.end(), {"--chdir", cwd});
+  return argv;
+}
+
+// The last `lines` lines of `text`.
+std::string Tail(const std::string& text, size_t lines) {
+  size_t at = text.size();
+  while (lines > 0 && at > 0) {
+    at = text.rfind('\n', at - 1);
+    if (at == std::string::npos) return text;
+    if (at + 1 < text.size()) --lines;
+  }
+  return text.substr(at == 0 ? 0 : at + 1);
+}
+
+struct Unbound {
+  std::string where;  // "line 7: MODEL_SIZE"
+  std::string name;   // "MODEL_SIZE", "1"
+};
+
+// From bash's "script.sh: line 7: MODEL_SIZE: unbound variable" (or "$1: unbound variable").
+std::optional<Unbound> UnsetVariable(const std::string& err) {
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);) {
+    size_t end = line.find(": unbound variable");
+    if (end == std::string::npos) continue;
+    size_t name_at = line.rfind(": ", end - 1);
+    std::string name = name_at == std::string::npos ? line.substr(0, end) : line.substr(name_at + 2, end - name_at - 2);
+    if (!name.empty() && name[0] == '$') name = name.substr(1);
+    size_t at = line.find(": line ");
+    std::string where = at == std::string::npos || at > end ? line.substr(0, end) : line.substr(at + 2, end - at - 2);
+    return Unbound{where, name};
+  }
+  return std::nullopt;
+}
+
+bool IsPositional(const std::string& name) {
+  return !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
+}
+
+Result<std::vector<CapturedCall>> ReadCalls(const fs::path& records, const std::map<std::string, std::string>& start) {
+  std::vector<fs::path> stamps;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(records, ec)) {
+    if (entry.path().extension() == ".argv") stamps.push_back(entry.path());
+  }
+  std::sort(stamps.begin(), stamps.end());
+  std::vector<CapturedCall> calls;
+  for (auto stamp : stamps) {
+    CapturedCall call;
+    call.argv = SplitNul(ReadFile(stamp));
+    if (call.argv.empty()) continue;  // killed while recording
+    for (const auto& entry : SplitNul(ReadFile(stamp.replace_extension(".env")))) {
+      size_t eq = entry.find('=');
+      if (eq == std::string::npos) continue;
+      std::string name = entry.substr(0, eq), value = entry.substr(eq + 1);
+      if (kShellVariables.count(name) || name.rfind("BASH_FUNC_", 0) == 0) continue;
+      auto was = start.find(name);
+      if (was != start.end() && was->second == value) continue;
+      call.env.emplace_back(std::move(name), std::move(value));
+    }
+    call.cwd = ReadFile(stamp.replace_extension(".cwd"));
+    while (!call.cwd.empty() && call.cwd.back() == '\n') call.cwd.pop_back();
+    call.refused_file_command = ReadFile(stamp.replace_extension(".kind")) == "soft";
+    calls.push_back(std::move(call));
+  }
+  return calls;
+}
+
+}  // namespace
+
+const std::vector<std::string>& StubbedCommands() {
+  static const std::vector<std::string> kNames = {
+      "torchrun", "python", "python3", "python3.8", "python3.9", "python3.10", "python3.11",
+      "python3.12", "python3.13", "ray", "srun", "mpirun", "mpiexec", "deepspeed", "accelerate",
+      "uv", "automodel", "nvidia-smi", "pip", "pip3", "sleep", "wandb", "huggingface-cli",
+      "scontrol"};
+  return kNames;
+}
+
+const std::vector<std::string>& FileCommands() {
+  static const std::vector<std::string> kNames = {"mkdir", "touch", "rm", "cp", "mv", "ln", "chmod"};
+  return kNames;
+}
+
+Result<Capture> CaptureScript(const std::string& script_path, const CaptureOptions& o) {
+  std::error_code ec;
+  if (!fs::is_regular_file(script_path, ec)) {
+    return Status::NotFound("cannot read the script " + script_path);
+  }
+  const std::string script = fs::absolute(script_path, ec).lexically_normal().string();
+  const std::string cwd = o.cwd.empty() ? fs::current_path(ec).string() : fs::absolute(o.cwd, ec).string();
+  ATTUNE_ASSIGN_OR_RETURN(Scratch scratch, Scratch::Make());
+  const fs::path root = scratch.path();
+  const fs::path stub = root / "stub";
+  ATTUNE_RETURN_IF_ERROR(InstallStubs(root / "bin", stub));
+  for (const char* sub : {"home", "tmp", "rec", "rec-u"}) fs::create_directories(root / sub, ec);
+
+  std::map<std::string, std::string> start = {
+      {"PATH", (root / "bin").string() + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+      {"HOME", (root / "home").string()},
+      {"TMPDIR", (root / "tmp").string()},
+      {"LANG", "C.UTF-8"},
+      {"USER", "attune"},
+      {"LOGNAME", "attune"}};
+  for (const auto& [k, v] : o.env) start[k] = v;
+  if (o.gpus) start["ATTUNE_IMPORT_GPUS"] = std::to_string(*o.gpus);
+
+  const std::string script_dir = fs::path(script).parent_path().string();
+  auto run = [&](const std::string& records, bool nounset, const std::map<std::string, std::string>& empty_env,
+                 const std::vector<std::string>& args) -> Result<support::ProcessResult> {
+    support::ProcessOptions po;
+    po.clear_environment = true;
+    po.env.assign(start.begin(), start.end());
+    for (const auto& [k, v] : empty_env) po.env.emplace_back(k, v);
+    po.env.emplace_back("ATTUNE_CAPTURE_DIR", records);
+    po.timeout_s = o.timeout_s;
+    po.max_output = 1 << 20;
+    std::vector<std::string> argv = SandboxArgv(o, root.string(), stub.string(), script_dir, cwd);
+    argv.push_back("bash");
+    if (nounset) argv.push_back("-u");
+    argv.push_back(script);
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = support::RunProcess(argv, po);
+    if (!r.ok()) {
+      return Status::FailedPrecondition(
+          "cannot start the sandbox (" + r.status().message() + "): recipe import runs the script "
+          "under bubblewrap; install it (apt-get install bubblewrap) or import statically with "
+          "--no-exec");
+    }
+    if (r->exit_code != 0 && r->err.rfind("bwrap:", 0) == 0) {
+      return Status::FailedPrecondition("bubblewrap could not set up the sandbox: " + Tail(r->err, 3) +
+                                        "; import statically with --no-exec instead");
+    }
+    return r;
+  };
+
+  ATTUNE_ASSIGN_OR_RETURN(support::ProcessResult first, run((root / "rec").string(), false, {}, o.args));
+  Capture capture;
+  capture.exit_code = first.exit_code;
+  capture.timed_out = first.timed_out;
+  capture.stderr_tail = Tail(first.err, 8);
+  ATTUNE_ASSIGN_OR_RETURN(capture.calls, ReadCalls(root / "rec", start));
+  if (capture.timed_out) return capture;
+  // What the script reads unset: under `set -u` bash stops at the first one; it is then set to
+  // empty (as the first run saw it) and the script runs again, to find the next.
+  std::map<std::string, std::string> emptied;
+  std::vector<std::string> args = o.args;
+  while (capture.unset_variables.size() < kMaxUnsetReported) {
+    ATTUNE_ASSIGN_OR_RETURN(support::ProcessResult strict, run((root / "rec-u").string(), true, emptied, args));
+    auto unbound = UnsetVariable(strict.err);
+    if (!unbound || strict.timed_out) break;
+    capture.unset_variables.push_back(IsPositional(unbound->name) ? unbound->where + " (a positional argument)" : unbound->where);
+    if (IsPositional(unbound->name)) {
+      const size_t n = std::stoul(unbound->name);
+      if (n == 0 || n > 64 || args.size() >= n) break;
+      args.resize(n);
+    } else if (!emptied.emplace(unbound->name, "").second || start.count(unbound->name)) {
+      break;  // not ours to fix (a nameref, an array element): stop rather than loop
+    }
+  }
+  return capture;
+}
+
+}  // namespace attune::importer

@@ -1,0 +1,128 @@
+// Copyright attune authors.
+#include "importer/launch_call.h"
+
+#include <set>
+
+namespace attune::importer {
+namespace {
+
+bool IsPython(const std::string& name) {
+  return name == "python" || name.rfind("python3", 0) == 0;
+}
+
+// uv's run options that take a value (uv run --help).
+const std::set<std::string> kUvValueOptions = {
+    "--with", "--with-requirements", "--with-editable", "--python", "-p", "--project", "--directory",
+    "--env-file", "--extra", "--group", "--only-group", "--no-group", "--package", "--index",
+    "--index-url", "--default-index", "--extra-index-url", "--find-links", "-f", "--config-file",
+    "--cache-dir", "--script", "--module", "-m", "--color", "--python-preference"};
+
+// The command after `uv run [options]`, or empty.
+std::vector<std::string> AfterUvRun(const std::vector<std::string>& argv) {
+  size_t i = 2;
+  while (i < argv.size() && argv[i].size() > 1 && argv[i][0] == '-') {
+    if (argv[i] == "--") {
+      ++i;
+      break;
+    }
+    const bool joined = argv[i].find('=') != std::string::npos;
+    i += !joined && kUvValueOptions.count(argv[i]) ? 2 : 1;
+  }
+  if (i >= argv.size()) return {};
+  return std::vector<std::string>(argv.begin() + static_cast<long>(i), argv.end());
+}
+
+// Modules that install or inspect rather than train.
+const std::set<std::string> kToolModules = {"pip", "venv", "ensurepip", "site", "json.tool",
+                                            "http.server", "pip._internal"};
+
+bool PythonLaunches(const std::vector<std::string>& argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "-c") return false;
+    if (a == "-m") return i + 1 < argv.size() && !kToolModules.count(argv[i + 1]);
+    if (a == "-W" || a == "-X") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    return true;  // a script
+  }
+  return false;  // an interactive interpreter
+}
+
+bool ArgvLaunches(const std::vector<std::string>& argv) {
+  if (argv.empty()) return false;
+  const std::string& name = argv[0];
+  if (name == "torchrun" || name == "deepspeed" || name == "srun" || name == "mpirun" ||
+      name == "mpiexec" || name == "automodel" || name == "am") {
+    return true;
+  }
+  if (name == "accelerate") return argv.size() > 1 && argv[1] == "launch";
+  if (name == "ray") return argv.size() > 2 && argv[1] == "job" && argv[2] == "submit";
+  if (name == "uv") return argv.size() > 1 && argv[1] == "run" && ArgvLaunches(AfterUvRun(argv));
+  if (IsPython(name)) return PythonLaunches(argv);
+  return false;
+}
+
+std::vector<std::string> LaunchArgv(const CapturedCall& call) {
+  if (!call.argv.empty() && call.argv[0] == "uv") return AfterUvRun(call.argv);
+  return call.argv;
+}
+
+}  // namespace
+
+std::string ShellQuote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of(
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./:=,+@%") == std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+bool IsLaunch(const CapturedCall& call) { return ArgvLaunches(call.argv); }
+
+std::string DescribeCall(const CapturedCall& call, size_t max) {
+  std::string out;
+  for (const auto& word : call.argv) {
+    if (!out.empty()) out += ' ';
+    out += ShellQuote(word);
+  }
+  if (out.size() > max) out = out.substr(0, max) + " ...";
+  return out;
+}
+
+Result<LaunchCall> PickLaunch(const std::vector<CapturedCall>& calls) {
+  for (size_t i = calls.size(); i-- > 0;) {
+    if (!IsLaunch(calls[i])) continue;
+    LaunchCall launch;
+    launch.index = i;
+    launch.cwd = calls[i].cwd;
+    for (const auto& [name, value] : calls[i].env) {
+      launch.command += "export " + name + "=" + ShellQuote(value) + "\n";
+    }
+    std::string line;
+    for (const auto& word : LaunchArgv(calls[i])) {
+      if (!line.empty()) line += ' ';
+      line += ShellQuote(word);
+    }
+    launch.command += line + "\n";
+    return launch;
+  }
+  std::string seen;
+  for (const auto& call : calls) seen += "\n  " + DescribeCall(call, 120);
+  return Status::NotFound(
+      "the script ran no training launch (torchrun, python <script>, ray job submit, srun, "
+      "mpirun, deepspeed, accelerate launch, automodel, uv run ...)" +
+      (seen.empty() ? std::string("; it called none of the recorded commands") : "; it called:" + seen));
+}
+
+}  // namespace attune::importer

@@ -1,0 +1,38 @@
+// Copyright attune authors.
+//
+// Which recorded call is the training launch, and the command line a stack reads for it.
+#ifndef ATTUNE_ENGINE_IMPORTER_LAUNCH_CALL_H_
+#define ATTUNE_ENGINE_IMPORTER_LAUNCH_CALL_H_
+
+#include <string>
+#include <vector>
+
+#include "attune/status.h"
+#include "importer/capture.h"
+
+namespace attune::importer {
+
+struct LaunchCall {
+  size_t index = 0;     // in the calls
+  std::string command;  // `export NAME='value'` lines, then the quoted argv: for Stack::ImportLaunch
+  std::string cwd;      // where the script made the call (relative paths in it are from here)
+};
+
+// A call that starts training (torchrun, python <script> or -m <module>, ray job submit, srun,
+// mpirun, deepspeed, accelerate launch, automodel, uv run <one of these>), not one that prepares
+// it (python -c, pip, nvidia-smi, ray start, sleep, ...).
+bool IsLaunch(const CapturedCall& call);
+
+// The last launch call (setup commands come first in scripts). kNotFound, listing what the
+// script did call, when there is none.
+Result<LaunchCall> PickLaunch(const std::vector<CapturedCall>& calls);
+
+// One line for messages: the quoted argv, cut to `max` characters.
+std::string DescribeCall(const CapturedCall& call, size_t max = 240);
+
+// POSIX shell quoting of one word ('...' with embedded quotes escaped); plain words stay bare.
+std::string ShellQuote(const std::string& word);
+
+}  // namespace attune::importer
+
+#endif  // ATTUNE_ENGINE_IMPORTER_LAUNCH_CALL_H_

@@ -1,0 +1,437 @@
+#!/usr/bin/python3
+"""`attune recipe import` as users have their scripts.
+
+Each case is a launch script using a construct real recipes use (branches, case, arrays with
+comments, source of model files, quoted defaults, backquotes, heredocs, launch prefixes, positional
+arguments, ...). The reference is what bash itself does: the script runs under plain bash, outside
+any sandbox, with a recording `torchrun` (or python3, ray, uv) first on PATH, and the argv it
+received is the truth. The import must give a recipe whose rendered launch (`attune recipe launch
+--json`) has the same flags with the same values, and the same exported environment.
+
+    import_test.py --attune BUILD/bin/attune
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ARGS = None
+FAILURES = []
+ROOT = None
+
+REFERENCE_STUB = r'''#!/bin/bash
+# Reference recorder for import_test.py: the argv and environment bash gave this command.
+out="$REFERENCE_DIR/$(date +%s%N)-$$"
+mkdir -p "$out"
+printf '%s\0' "${0##*/}" "$@" > "$out/argv"
+env -0 > "$out/env"
+exit 0
+'''
+LAUNCHERS = ['torchrun', 'python', 'python3', 'ray', 'uv', 'nvidia-smi', 'sleep', 'pip']
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print('  FAIL: ' + what, flush=True)
+
+
+def attune(*args, cwd=None, timeout=120):
+    p = subprocess.run([ARGS.attune, *args], capture_output=True, text=True, timeout=timeout,
+                       cwd=cwd or ROOT, errors='replace')
+    return p.returncode, p.stdout, p.stderr
+
+
+def write(rel, text, mode=0o644):
+    path = os.path.join(ROOT, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as f:
+        f.write(text)
+    os.chmod(path, mode)
+    return path
+
+
+def reference(script, args=(), env=None):
+    """(argv, env) of the last launch call when plain bash runs the script."""
+    bindir = os.path.join(ROOT, 'refbin')
+    os.makedirs(bindir, exist_ok=True)
+    stub = write('refbin/.stub', REFERENCE_STUB, 0o755)
+    for name in LAUNCHERS:
+        link = os.path.join(bindir, name)
+        if not os.path.exists(link):
+            os.symlink(stub, link)
+    rec = tempfile.mkdtemp(dir=ROOT, prefix='ref-')
+    full_env = {'PATH': bindir + ':/usr/bin:/bin', 'HOME': ROOT, 'REFERENCE_DIR': rec, 'LANG': 'C.UTF-8'}
+    full_env.update(env or {})
+    subprocess.run(['bash', script, *args], env=full_env, cwd=ROOT, capture_output=True, timeout=60)
+    calls = []
+    for name in sorted(os.listdir(rec)):
+        argv = open(os.path.join(rec, name, 'argv'), 'rb').read().decode().split('\0')[:-1]
+        envs = open(os.path.join(rec, name, 'env'), 'rb').read().decode().split('\0')[:-1]
+        calls.append((argv, dict(e.split('=', 1) for e in envs if '=' in e)))
+    shutil.rmtree(rec)
+    launches = [c for c in calls if c[0][0] in ('torchrun', 'ray', 'uv') or
+                (c[0][0].startswith('python') and len(c[0]) > 1 and c[0][1] != '-c')]
+    assert launches, f'reference: {script} made no launch call ({calls})'
+    return launches[-1]
+
+
+def flags(argv):
+    """{flag: [values]} after the training script (last occurrence wins, as argparse does)."""
+    start = next(i for i, w in enumerate(argv) if w.endswith('.py')) + 1
+    out, i = {}, start
+    while i < len(argv):
+        if argv[i].startswith('--'):
+            j = i + 1
+            while j < len(argv) and not argv[j].startswith('--'):
+                j += 1
+            out[argv[i]] = argv[i + 1:j]
+            i = j
+        else:
+            out.setdefault('(positional)', []).append(argv[i])
+            i += 1
+    return out
+
+
+def imported(script, extra=(), stack='megatron'):
+    """(exit code, recipe launch argv, launch env, stderr) through `attune recipe import`."""
+    recipe = os.path.join(ROOT, os.path.basename(script) + '.recipe.yaml')
+    code, _, err = attune('recipe', 'import', script, '--stack', stack, '-o', recipe, *extra)
+    if code != 0:
+        return code, None, None, err
+    code, out, err2 = attune('recipe', 'launch', recipe, '--json')
+    if code != 0:
+        return code, None, None, err + err2
+    launch = json.loads(out)
+    return 0, launch['argv'], dict(launch['env']), err
+
+
+def compare(name, script, args=(), env=None, extra=(), expect_env=()):
+    ref_argv, ref_env = reference(script, args, env)
+    extra = list(extra)
+    for a in args:
+        extra += ['--arg', a]
+    for k, v in (env or {}).items():
+        extra += ['--env', f'{k}={v}']
+    code, argv, launch_env, err = imported(script, extra)
+    check(code == 0, f'{name}: import exit {code}: {err.strip()[-600:]}')
+    if code != 0:
+        return None
+    want, got = flags(ref_argv), flags(argv)
+    check(len(want) >= 7, f'{name}: the reference launch has only {len(want)} flags: {ref_argv}')
+    for flag in sorted(set(want) | set(got)):
+        check(want.get(flag) == got.get(flag),
+              f'{name}: {flag}: bash gives {want.get(flag)}, the import {got.get(flag)}')
+    print(f'  {len(want)} flags equal', flush=True)
+    for key in expect_env:
+        check(launch_env.get(key) == ref_env.get(key),
+              f'{name}: env {key}: bash exports {ref_env.get(key)!r}, the import {launch_env.get(key)!r}')
+    return err
+
+
+# ---------------------------------------------------------------------------------------------
+MODEL_FILE = '''# a model file, sourced by the run scripts
+MODEL_ARGS=(
+   --num-layers 24   # depth
+   --hidden-size 2048
+   --num-attention-heads 16
+   --seq-length 4096
+   --max-position-embeddings 4096
+)
+'''
+
+CASES = {
+    'branches': ('''#!/bin/bash
+MODEL_SCALE=${MODEL_SCALE:-8B}
+if [ "$MODEL_SCALE" = "800M" ]; then
+  TP=1; HIDDEN=1024; HEADS=16; GBS=32
+elif [ "$MODEL_SCALE" = "8B" ]; then
+  TP=4; HIDDEN=4096; HEADS=32; GBS=8
+else
+  echo "unknown scale" >&2; exit 1
+fi
+torchrun --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size $TP \\
+  --hidden-size $HIDDEN --num-attention-heads $HEADS --num-layers 4 --global-batch-size $GBS \\
+  --micro-batch-size 1 --seq-length 1024 --max-position-embeddings 1024
+''', {'env': {'MODEL_SCALE': '800M'}}),
+    'case_and_args': ('''#!/bin/bash
+set -euo pipefail
+TOKENIZER=gpt2
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tokenizer) TOKENIZER="$2"; shift 2 ;;
+    --fast) FAST=1; shift ;;
+    *) echo "unknown $1"; exit 1 ;;
+  esac
+done
+case "$TOKENIZER" in
+  gpt2) TOK_ARGS=(--tokenizer-type GPT2BPETokenizer --vocab-file vocab.json --merge-file merges.txt) ;;
+  llama) TOK_ARGS=(--tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Llama-3.1-8B) ;;
+esac
+torchrun --nproc-per-node 8 pretrain_gpt.py "${TOK_ARGS[@]}" --num-layers 4 --hidden-size 512 \\
+  --num-attention-heads 8 --micro-batch-size 1 --global-batch-size 16 --seq-length 1024 \\
+  --max-position-embeddings 1024
+''', {'args': ['--tokenizer', 'llama']}),
+    'array_comments': ('''#!/bin/bash
+ARGS=(
+    --num-layers 8                 # Can use (8/16/32)
+    --hidden-size 1024
+    # --pipeline-model-parallel-size 2
+    --num-attention-heads 16
+    --attention-backend auto # Can use (flash/fused/unfused/local)
+    # --use-wandb
+    --micro-batch-size 2
+    --global-batch-size 64
+    --seq-length 2048
+    --max-position-embeddings 2048
+)
+torchrun --nproc-per-node 8 pretrain_gpt.py "${ARGS[@]}"
+''', {}),
+    'source_model': ('''#!/bin/bash
+SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &>/dev/null && pwd)"
+source "${SCRIPT_DIR}/models/model.sh"
+TRAIN_ARGS=(--micro-batch-size 1 --global-batch-size 32 --train-iters 500000 --lr 3e-4)
+torchrun --nproc-per-node 8 pretrain_gpt.py ${MODEL_ARGS[@]} "${TRAIN_ARGS[@]}"
+''', {}),
+    'quoted_defaults': ('''#!/bin/bash
+NNODES=${NNODES:-"1"}
+CHECKPOINT_PATH=${CHECKPOINT_PATH:-"checkpoints/gpt"}
+export MASTER_ADDR=${MASTER_ADDR:-"127.0.0.1"}
+export CUDA_DEVICE_MAX_CONNECTIONS=1
+torchrun --nproc-per-node 8 --nnodes "$NNODES" pretrain_gpt.py --save "$CHECKPOINT_PATH" \\
+  --load "$CHECKPOINT_PATH" --num-layers 4 --hidden-size 512 --num-attention-heads 8 \\
+  --micro-batch-size 1 --global-batch-size 16 --seq-length 1024 --max-position-embeddings 1024
+''', {'expect_env': ['MASTER_ADDR', 'CUDA_DEVICE_MAX_CONNECTIONS']}),
+    'backquotes_heredoc': ('''#!/bin/bash
+cat > "$HOME/ds_config.json" <<EOF
+{"train_batch_size": 16}
+EOF
+LAYERS=`echo 6`
+DATE=`echo 2026`
+torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers $LAYERS --hidden-size 512 \\
+  --num-attention-heads 8 --micro-batch-size 1 --global-batch-size 16 --seq-length 1024 \\
+  --max-position-embeddings 1024 --wandb-exp-name run-$DATE
+''', {}),
+    'launch_prefix': ('''#!/bin/bash
+VENV_PREFIX="env PYTHONUNBUFFERED=1"
+DISTRIBUTED_ARGS="--nproc_per_node 8 --nnodes 1 --node_rank 0 --master_addr localhost --master_port 6000"
+$VENV_PREFIX python3 -m torch.distributed.run $DISTRIBUTED_ARGS pretrain_gpt.py \\
+  --num-layers 4 --hidden-size 512 --num-attention-heads 8 --micro-batch-size 1 \\
+  --global-batch-size 16 --seq-length 1024 --max-position-embeddings 1024
+''', {}),
+    'functions_loops': ('''#!/bin/bash
+join_args() { local IFS=,; echo "$*"; }
+LAYERS=0
+for i in 1 2 3 4; do LAYERS=$((LAYERS + 2)); done
+EXTRA=()
+if [[ -n "${USE_SP:-}" ]]; then EXTRA+=(--sequence-parallel); fi
+torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers $LAYERS --hidden-size 512 \\
+  --num-attention-heads 8 --micro-batch-size 1 --global-batch-size 16 --seq-length 1024 \\
+  --max-position-embeddings 1024 --tensor-model-parallel-size 2 "${EXTRA[@]}" \\
+  --data-path $(join_args 1.0 a 1.0 b)
+''', {'env': {'USE_SP': '1'}}),
+}
+
+
+def run_cases():
+    write('models/model.sh', MODEL_FILE)
+    for name, (text, opts) in CASES.items():
+        print(f'case {name}', flush=True)
+        script = write(f'{name}.sh', text, 0o755)
+        compare(name, script, args=opts.get('args', ()), env=opts.get('env'),
+                expect_env=opts.get('expect_env', ()))
+
+
+def run_slime():
+    print('case slime (ray job submit, sourced model, runtime-env json)', flush=True)
+    write('slime/scripts/models/m.sh', MODEL_FILE)
+    script = write('slime/scripts/run.sh', '''#!/bin/bash
+pkill -9 sglang
+sleep 3
+ray stop --force
+set -ex
+SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &>/dev/null && pwd)"
+source "${SCRIPT_DIR}/models/m.sh"
+ROLLOUT_ARGS=(--rollout-batch-size 32 --n-samples-per-prompt 8 --num-rollout 3000 --global-batch-size 256)
+PERF_ARGS=(--tensor-model-parallel-size 2 --sequence-parallel --micro-batch-size 1)
+ray start --head --num-gpus 8
+ray job submit --address="http://127.0.0.1:8265" -- python3 train.py --actor-num-nodes 1 \\
+   --actor-num-gpus-per-node 8 --colocate ${MODEL_ARGS[@]} ${ROLLOUT_ARGS[@]} ${PERF_ARGS[@]}
+''', 0o755)
+    ref_argv, _ = reference(script)
+    code, argv, _, err = imported(script, stack='slime')
+    check(code == 0, f'slime: import exit {code}: {err[-600:]}')
+    if code == 0:
+        want, got = flags(ref_argv), flags(argv)
+        for flag in sorted(set(want) | set(got)):
+            check(want.get(flag) == got.get(flag), f'slime: {flag}: bash {want.get(flag)}, import {got.get(flag)}')
+        for call in ('sleep 3', 'ray stop --force', 'ray start --head --num-gpus 8'):
+            check(f'also called (recorded, not run, not in the recipe): {call}' in err,
+                  f'slime: the setup call {call!r} is reported ({err[-400:]})')
+
+
+def run_automodel():
+    print('case automodel (config file alone, uv run automodel)', flush=True)
+    cfg = write('am/cfg.yaml', '''# an AutoModel finetuning config
+step_scheduler:
+  global_batch_size: 32
+  local_batch_size: 2
+  max_steps: 100
+model:
+  _target_: nemo_automodel.NeMoAutoModelForCausalLM.from_pretrained
+  pretrained_model_name_or_path: meta-llama/Llama-3.2-1B
+distributed:
+  _target_: nemo_automodel.components.distributed.fsdp2.FSDP2Manager
+  tp_size: 1
+  cp_size: 1
+''')
+    code, out, err = attune('recipe', 'import', cfg, '--stack', 'automodel')
+    check(code == 0, f'automodel yaml: exit {code}: {err[-400:]}')
+    check('global_batch_size: 32' in out and 'entry: [automodel, ' in out, f'automodel yaml: config imported ({out[:300]})')
+    check('names no launch' in err, 'automodel yaml: the missing topology is said')
+    script = write('am/run.sh', '''#!/bin/bash
+cd "$(dirname "$0")"
+uv run --with nemo-automodel automodel finetune llm -c cfg.yaml --nproc-per-node 4 \\
+  --step_scheduler.local_batch_size 4
+''', 0o755)
+    code, out, err = attune('recipe', 'import', script, '--stack', 'automodel', cwd='/')
+    check(code == 0, f'automodel uv run: exit {code}: {err[-400:]}')
+    check('[--step_scheduler.local_batch_size, 4]' in out and 'gpus_per_node: 4' in out,
+          f'automodel uv run: override and topology ({out[-400:]})')
+    code, out, err = attune('recipe', 'import', cfg)  # the Megatron stack reads no configs
+    check(code == 2 and 'is a YAML config, not a launch script' in err, f'megatron on a yaml: {code} {err[-300:]}')
+
+
+def run_reports():
+    print('case unresolved, static mode, sandbox, bad input', flush=True)
+    script = write('needs.sh', '''#!/bin/bash
+DATA=$1
+torchrun --nproc-per-node 8 pretrain_gpt.py --data-path $DATA --num-layers 4 --hidden-size 512 \\
+  --num-attention-heads 8 --micro-batch-size 1 --global-batch-size 16 --seq-length 1024 \\
+  --max-position-embeddings 1024 --tensor-model-parallel-size $TP
+''', 0o755)
+    code, _, err = attune('recipe', 'import', script)
+    check(code == 0, f'unresolved: exit {code}')
+    check('unresolved: line 2: $1 (a positional argument)' in err, f'unresolved: $1 reported ({err[-500:]})')
+    check('unresolved: line 3: TP' in err, f'unresolved: TP reported ({err[-500:]})')
+    code, out, err = attune('recipe', 'import', script, '--arg', '/data/text', '--env', 'TP=2')
+    check(code == 0 and 'unresolved' not in err and '[--data-path, /data/text]' in out and
+          '[--tensor-model-parallel-size, 2]' in out, f'resolved: {code} {err[-300:]}')
+
+    # --no-exec names each line it cannot evaluate and writes nothing.
+    branches = os.path.join(ROOT, 'branches.sh')
+    code, out, err = attune('recipe', 'import', branches, '--no-exec')
+    check(code == 2 and out == '', f'no-exec: exit {code}')
+    for line in ('line 3: if', 'line 5: elif', 'line 7: else', 'line 9: fi'):
+        check(line in err, f'no-exec names {line!r} ({err[:500]})')
+    plain = write('plain.sh', '''export CUDA_DEVICE_MAX_CONNECTIONS=1
+ARGS=(--num-layers 4 --hidden-size 512  # width
+  --num-attention-heads 8)
+torchrun --nproc-per-node 8 pretrain_gpt.py "${ARGS[@]}" --micro-batch-size 1 --global-batch-size 16 \\
+  --seq-length 1024 --max-position-embeddings 1024
+''')
+    code, out, err = attune('recipe', 'import', plain, '--no-exec')
+    check(code == 0 and '[--hidden-size, 512]' in out and 'width' not in out, f'no-exec plain: {code} {err} {out}')
+
+    # The sandbox: nothing outside its scratch folders changes, and a hung script is stopped.
+    victim = os.path.join(ROOT, 'victim.txt')
+    with open(victim, 'w') as f:
+        f.write('keep')
+    outside = os.path.join(ROOT, 'created-by-script')
+    hostile = write('hostile.sh', f'''#!/bin/bash
+rm -f {victim}
+echo gone > {victim}
+mkdir -p {outside}
+touch /etc/attune-import-was-here
+torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 --num-attention-heads 8 \\
+  --micro-batch-size 1 --global-batch-size 16 --seq-length 1024 --max-position-embeddings 1024
+''', 0o755)
+    code, out, err = attune('recipe', 'import', hostile)
+    check(code == 0, f'hostile: import exit {code}: {err[-300:]}')
+    check(open(victim).read() == 'keep', 'hostile: a file outside the sandbox was changed')
+    check(not os.path.exists(outside) and not os.path.exists('/etc/attune-import-was-here'),
+          'hostile: the script created files outside the sandbox')
+    # A `set -e` script that prepares folders next to itself (read-only in the sandbox) still
+    # reaches its launch; the refused commands are said.
+    prepares = write('prepares.sh', f'''#!/bin/bash
+set -euo pipefail
+mkdir -p "$(dirname "$0")/cache/run1"
+touch "$(dirname "$0")/cache/stamp"
+mkdir -p "$HOME/logs" && echo ok > "$HOME/logs/started"
+torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 --num-attention-heads 8 \\
+  --micro-batch-size 1 --global-batch-size 16 --seq-length 1024 --max-position-embeddings 1024 \\
+  --data-cache-path "$(dirname "$0")/cache"
+''', 0o755)
+    code, out, err = attune('recipe', 'import', prepares)
+    check(code == 0 and '--data-cache-path' in out, f'prepares: exit {code}: {err[-400:]}')
+    check('refused by the read-only sandbox (the script went on as if it had worked): mkdir -p' in err,
+          f'prepares: the refused mkdir is said ({err[-400:]})')
+    check(not os.path.exists(os.path.join(ROOT, 'cache')), 'prepares: a folder was created outside the sandbox')
+    check('$HOME/logs' not in err and 'logs/started' not in err, f'prepares: scratch HOME is writable ({err[-300:]})')
+
+    hang = write('hang.sh', 'while true; do :; done\n')
+    started = time.monotonic()
+    code, out, err = attune('recipe', 'import', hang, '--timeout', '2')
+    print(f'  hung script stopped after {time.monotonic() - started:.1f} s', flush=True)
+    check(code != 0 and 'did not finish within 2 s' in err, f'hang: {code} {err[-300:]}')
+
+    # Bad input: a missing file, NUL bytes, unbalanced quotes, no launch at all.
+    code, _, err = attune('recipe', 'import', os.path.join(ROOT, 'missing.sh'))
+    check(code != 0 and 'missing.sh' in err, f'missing: {code} {err}')
+    nul = os.path.join(ROOT, 'nul.sh')
+    with open(nul, 'wb') as f:
+        f.write(b'torchrun pretrain_gpt.py\x00 --num-layers 4\n')
+    code, _, err = attune('recipe', 'import', nul)
+    check(code == 2 and 'NUL bytes at offset 24' in err, f'nul: {code} {err}')
+    quotes = write('quotes.sh', 'ARGS=(--num-layers "4)\ntorchrun --nproc-per-node 8 pretrain_gpt.py "${ARGS[@]}"\n')
+    code, _, err = attune('recipe', 'import', quotes)
+    check(code == 2 and 'no training launch' in err and 'unexpected EOF' in err, f'quotes: {code} {err[-400:]}')
+    code, _, err = attune('recipe', 'import', quotes, '--no-exec')
+    check(code != 0, f'quotes --no-exec: exit {code}')
+    nothing = write('nothing.sh', 'echo hello\npip install torch\n')
+    code, _, err = attune('recipe', 'import', nothing)
+    check(code == 2 and 'no training launch' in err and 'pip install torch' in err, f'nothing: {code} {err}')
+    code, _, err = attune('recipe', 'import', nothing, '--timeout', 'soon')
+    check(code == 2 and '--timeout' in err, f'bad timeout: {code} {err}')
+    code, _, err = attune('recipe', 'import', nothing, '--env', 'NOEQUALS')
+    check(code == 2 and 'NAME=VALUE' in err, f'bad env: {code} {err}')
+
+    # A 10 MB script (assignments and comments before the launch line) imports, in both modes.
+    big = os.path.join(ROOT, 'big.sh')
+    with open(big, 'w') as f:
+        line = 'X=1  # ' + 'padding ' * 12 + '\n'
+        f.write(line * (10_000_000 // len(line)))
+        f.write(open(plain).read())
+    for mode in ([], ['--no-exec']):
+        started = time.monotonic()
+        code, out, err = attune('recipe', 'import', big, *mode, timeout=120)
+        print(f'  10 MB script {mode or "exec"}: exit {code} in {time.monotonic() - started:.1f} s', flush=True)
+        check(code == 0 and '[--hidden-size, 512]' in out, f'big {mode}: {code} {err[-300:]}')
+
+
+def main():
+    global ARGS, ROOT
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--attune', required=True)
+    ARGS = parser.parse_args()
+    ROOT = tempfile.mkdtemp(prefix='attune-import-test-')
+    try:
+        run_cases()
+        run_slime()
+        run_automodel()
+        run_reports()
+    finally:
+        shutil.rmtree(ROOT, ignore_errors=True)
+    if FAILURES:
+        print(f'{len(FAILURES)} failure(s)')
+        return 1
+    print('all import checks passed')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
