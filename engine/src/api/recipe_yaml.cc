@@ -1,6 +1,7 @@
 // Recipe files: YAML in, YAML out. Errors carry file:line:col.
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -119,6 +120,21 @@ Status ParseRoot(const std::string& source, const YAML::Node& root, Recipe* reci
   return Status::Ok();
 }
 
+// Whether `text`, written plain, reads back as the same text: not as a number, a boolean or null
+// for attune's loader, nor (for YAML 1.1 readers such as PyYAML, which AutoModel uses) as yes/no/
+// on/off or a sexagesimal number like 00:30:00. A string that would not is written quoted.
+bool ReadsBackAsText(const std::string& text) {
+  if (text.empty()) return false;
+  auto typed = YamlToJson(YAML::Node(text), "");
+  if (!typed.ok() || !typed->is_string() || typed->get<std::string>() != text) return false;
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"yes", "no", "on", "off", "y", "n", "~", "null", "true", "false"}) {
+    if (lower == word) return false;
+  }
+  return text.find_first_not_of("0123456789:._+-eE") != std::string::npos;
+}
+
 void EmitJson(YAML::Emitter& out, const nlohmann::json& j) {
   if (j.is_object()) {
     out << YAML::BeginMap;
@@ -132,7 +148,12 @@ void EmitJson(YAML::Emitter& out, const nlohmann::json& j) {
     for (const auto& item : j) EmitJson(out, item);
     out << YAML::EndSeq;
   } else if (j.is_string()) {
-    out << j.get<std::string>();
+    const std::string& text = j.get_ref<const std::string&>();
+    if (ReadsBackAsText(text)) {
+      out << text;
+    } else {
+      out << YAML::DoubleQuoted << text;
+    }
   } else if (j.is_null()) {
     out << YAML::Null;
   } else {

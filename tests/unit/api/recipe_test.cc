@@ -99,3 +99,22 @@ TEST_CASE("shell words honour quotes, escapes and line continuations", "[recipe]
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.status().message(), Catch::Contains("unterminated ' quote"));
 }
+
+TEST_CASE("config strings that look like other types survive a write and a read", "[recipe][yaml]") {
+  attune::Recipe r;
+  r.stack = "automodel";
+  r.entry = {"automodel", "cfg.yaml"};
+  r.config = nlohmann::json::parse(R"({
+    "env_vars": {"REQUIRE_FINITE_METRICS": "true", "N": "5", "EMPTY": "", "TILDE": "~"},
+    "slurm": {"time": "00:30:00", "answer": "yes", "lr_text": "1e-5", "name": "h100"},
+    "optimizer": {"lr": 5e-05, "eps": 1e-08, "fused": true, "steps": 100, "none": null}
+  })");
+  const std::string yaml = attune::RecipeToYaml(r);
+  INFO(yaml);
+  auto back = attune::ParseRecipeYaml(yaml, "mem.yaml");
+  REQUIRE(back.ok());
+  CHECK(back->config == r.config);
+  CHECK(yaml.find("\"true\"") != std::string::npos);
+  CHECK(yaml.find("\"00:30:00\"") != std::string::npos);
+  CHECK(yaml.find("name: h100") != std::string::npos);  // plain text stays plain
+}
