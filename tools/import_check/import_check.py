@@ -29,6 +29,7 @@ exit 0
 RECORDED = ['torchrun', 'python', 'python3', 'ray', 'uv', 'srun', 'mpirun', 'deepspeed',
             'accelerate', 'automodel', 'nvidia-smi', 'pip', 'pip3', 'sleep', 'wandb', 'scontrol']
 POSITIONAL = [f'/arg{i}' for i in range(1, 10)]
+EXTRA_ENV = {}  # --env NAME=VALUE, for the reference and the import alike
 
 
 def is_launch(argv):
@@ -60,6 +61,7 @@ def reference(script, scratch, cwd):
            '--proc', '/proc', '--tmpfs', '/tmp', '--bind', scratch, scratch, '--ro-bind', here, here,
            '--ro-bind', cwd, cwd, '--chdir', cwd, 'bash', os.path.abspath(script), *POSITIONAL]
     env = {'PATH': bindir + ':/usr/bin:/bin', 'HOME': scratch, 'LANG': 'C.UTF-8', 'REFERENCE_DIR': rec}
+    env.update(EXTRA_ENV)
     try:
         subprocess.run(cmd, env=env, capture_output=True, timeout=60)
     except subprocess.TimeoutExpired:
@@ -78,6 +80,13 @@ def split_launch(argv):
     at = next((i for i, w in enumerate(argv) if w.endswith('.py')), None)
     if at is None:
         return None, {}
+    words = []
+    for w in argv[at + 1:]:  # --flag=value is --flag value to argparse (and in a recipe)
+        if w.startswith('--') and '=' in w:
+            words += w.split('=', 1)
+        else:
+            words.append(w)
+    argv, at = [argv[at]] + words, 0
     flags, i = {}, at + 1
     while i < len(argv):
         if argv[i].startswith('--'):
@@ -97,6 +106,8 @@ def imported(attune, script, stack, scratch, cwd):
     args = [attune, 'recipe', 'import', script, '--stack', stack, '-o', recipe]
     for a in POSITIONAL:
         args += ['--arg', a]
+    for k, v in EXTRA_ENV.items():
+        args += ['--env', f'{k}={v}']
     p = subprocess.run(args, capture_output=True, text=True, cwd=cwd, errors='replace', timeout=120)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1:] or ['(no message)']
@@ -120,13 +131,37 @@ def check_scripts(a, scratch):
             continue
         ref_script, want = split_launch(ref)
         got_script, got = split_launch(argv)
+        # Values that change from one bash run to the next (dates, $RANDOM) are not compared.
+        again = reference(script, scratch, cwd)
+        volatile = {k for k, v in split_launch(again)[1].items() if want.get(k) != v} if again else set()
         diffs = [f'{k}: bash {want.get(k)} import {got.get(k)}' for k in sorted(set(want) | set(got))
-                 if want.get(k) != got.get(k)]
+                 if want.get(k) != got.get(k) and k not in volatile]
         if ref_script != got_script:
             diffs.insert(0, f'script: bash {ref_script} import {got_script}')
         rows.append({'script': script, 'result': 'exact' if not diffs else 'differs', 'diffs': diffs[:5],
-                     'flags': len(want)})
+                     'flags': len(want), 'volatile': sorted(volatile)})
     return rows
+
+
+def compare_config(want, got, path, diffs):
+    """Differences between the config as PyYAML reads it and the imported one (read back with
+    PyYAML from the recipe attune wrote). PyYAML (YAML 1.1) reads `5e-5` as a string, which
+    AutoModel's config loader turns into the number; a number and its string are equal here."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for k in sorted(set(want) | set(got), key=str):
+            compare_config(want.get(k), got.get(k), f'{path}.{k}', diffs)
+    elif isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        for i, (w, g) in enumerate(zip(want, got)):
+            compare_config(w, g, f'{path}[{i}]', diffs)
+    elif want != got:
+        # PyYAML reads an exponent without a dot (5e-5, and attune's 1e-08) as a string.
+        if not isinstance(want, bool) and not isinstance(got, bool):
+            try:
+                if float(want) == float(got):
+                    return
+            except (TypeError, ValueError):
+                pass
+        diffs.append(f'{path}: yaml {want!r} import {got!r}'[:200])
 
 
 def check_configs(a, scratch):
@@ -147,8 +182,9 @@ def check_configs(a, scratch):
             rows.append({'script': config, 'result': 'import_failed', 'why': p.stderr.strip()[-200:]})
             continue
         got = yaml.safe_load(p.stdout).get('config')
-        same = json.dumps(got, sort_keys=True, default=str) == json.dumps(want, sort_keys=True, default=str)
-        rows.append({'script': config, 'result': 'exact' if same else 'differs'})
+        diffs = []
+        compare_config(want, got, '', diffs)
+        rows.append({'script': config, 'result': 'exact' if not diffs else 'differs', 'diffs': diffs[:5]})
     return rows
 
 
@@ -160,9 +196,11 @@ def main():
     ap.add_argument('--cwd', help='run every script from here (e.g. the repository root); '
                                   'default: the script\'s folder')
     ap.add_argument('--configs', nargs='*', default=[])
+    ap.add_argument('--env', action='append', default=[], help='NAME=VALUE for every script')
     ap.add_argument('scripts', nargs='*')
     a = ap.parse_args()
     a.attune = os.path.abspath(a.attune)
+    EXTRA_ENV.update(item.split('=', 1) for item in a.env)
     scratch = tempfile.mkdtemp(prefix='attune-import-check-')
     try:
         rows = check_scripts(a, scratch) + check_configs(a, scratch)
