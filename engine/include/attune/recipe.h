@@ -5,6 +5,7 @@
 #ifndef ATTUNE_RECIPE_H_
 #define ATTUNE_RECIPE_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,9 @@ struct Recipe {
   std::vector<Arg> args;                 // in the order the user wrote them
   std::vector<std::pair<std::string, std::string>> env;  // in the order the user wrote them
   nlohmann::json config = nlohmann::json::object();       // stack-specific structured config
+  // What the recipe declares about its data, which the flags cannot show (`data: {fixed_length:
+  // true, loss_mask: none}`): names and values as written; the stack validates and uses them.
+  std::map<std::string, std::string> data;
   Topology topology;
   std::string launcher_hint;  // how the user launched it ("torchrun", "ray", "python"); informative
 

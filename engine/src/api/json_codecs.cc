@@ -39,7 +39,7 @@ json RecipeToJson(const Recipe& r) {
   }
   json env = json::array();
   for (const auto& [k, v] : r.env) env.push_back(json::array({k, v}));
-  return json{{"stack", r.stack},
+  json out{{"stack", r.stack},
               {"entry", r.entry},
               {"args", args},
               {"env", env},
@@ -49,6 +49,8 @@ json RecipeToJson(const Recipe& r) {
                 {"gpus_per_node", r.topology.gpus_per_node},
                 {"gpu_type", r.topology.gpu_type}}},
               {"launcher_hint", r.launcher_hint}};
+  if (!r.data.empty()) out["data"] = r.data;  // absent for recipes without a declaration
+  return out;
 }
 
 Result<Recipe> RecipeFromJson(const json& j) {
@@ -65,6 +67,7 @@ Result<Recipe> RecipeFromJson(const json& j) {
       r.env.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
     }
     if (j.contains("config")) r.config = j.at("config");
+    if (j.contains("data")) r.data = j.at("data").get<std::map<std::string, std::string>>();
     const auto& t = j.at("topology");
     r.topology.nodes = t.at("nodes").get<int>();
     r.topology.gpus_per_node = t.at("gpus_per_node").get<int>();

@@ -11,6 +11,7 @@ namespace {
 
 constexpr std::string_view kEnvPrefix = "env:";
 constexpr std::string_view kConfigPrefix = "config:";
+constexpr std::string_view kDataPrefix = "data:";
 constexpr std::string_view kTopologyPrefix = "topology:";
 
 std::string Join(const std::vector<std::string>& words) {
@@ -90,8 +91,8 @@ void CollectConfigKeys(const nlohmann::json& j, const std::string& prefix,
 
 Status MalformedKey(const std::string& key) {
   return Status::InvalidArgument("malformed recipe key '" + key +
-                                 "': expected '--flag', 'env:NAME', 'config:a.b' or "
-                                 "'topology:nodes|gpus_per_node'");
+                                 "': expected '--flag', 'env:NAME', 'config:a.b', 'data:NAME' "
+                                 "or 'topology:nodes|gpus_per_node'");
 }
 
 }  // namespace
@@ -132,6 +133,11 @@ std::optional<std::string> GetValue(const Recipe& recipe, const std::string& key
     auto pointer = ConfigPointer(std::string_view(key).substr(kConfigPrefix.size()));
     if (!recipe.config.contains(pointer)) return std::nullopt;
     return ScalarToString(recipe.config.at(pointer));
+  }
+  if (StartsWith(key, kDataPrefix)) {
+    auto it = recipe.data.find(key.substr(kDataPrefix.size()));
+    if (it == recipe.data.end()) return std::nullopt;
+    return it->second;
   }
   if (key == "topology:nodes") return std::to_string(recipe.topology.nodes);
   if (key == "topology:gpus_per_node") return std::to_string(recipe.topology.gpus_per_node);
@@ -177,6 +183,15 @@ Status SetValue(Recipe* recipe, const std::string& key, const std::optional<std:
     recipe->config[pointer] = StringToScalar(*value);
     return Status::Ok();
   }
+  if (StartsWith(key, kDataPrefix) && key.size() > kDataPrefix.size()) {
+    std::string name = key.substr(kDataPrefix.size());
+    if (!value) {
+      recipe->data.erase(name);
+    } else {
+      recipe->data[name] = *value;
+    }
+    return Status::Ok();
+  }
   if (StartsWith(key, kTopologyPrefix)) {
     int* field = key == "topology:nodes"           ? &recipe->topology.nodes
                  : key == "topology:gpus_per_node" ? &recipe->topology.gpus_per_node
@@ -213,6 +228,7 @@ std::vector<std::string> Keys(const Recipe& recipe) {
   for (const auto& arg : recipe.args) keys.push_back(arg.flag);
   for (const auto& [name, value] : recipe.env) keys.push_back(std::string(kEnvPrefix) + name);
   if (recipe.config.is_object()) CollectConfigKeys(recipe.config, "", &keys);
+  for (const auto& [name, value] : recipe.data) keys.push_back(std::string(kDataPrefix) + name);
   keys.push_back("topology:nodes");
   keys.push_back("topology:gpus_per_node");
   return keys;

@@ -84,8 +84,8 @@ Status ParseTopology(const std::string& source, const YAML::Node& t, Recipe* rec
 
 Status ParseRoot(const std::string& source, const YAML::Node& root, Recipe* recipe) {
   if (!root.IsMap()) return Bad(source, root, "(root)", "a recipe must be a YAML map");
-  static const std::set<std::string> kKeys = {"stack",  "entry",    "args",         "env",
-                                              "config", "topology", "launcher_hint"};
+  static const std::set<std::string> kKeys = {"stack",  "entry", "args",     "env",
+                                              "config", "data",  "topology", "launcher_hint"};
   for (const auto& kv : root) {
     std::string key = kv.first.as<std::string>();
     if (!kKeys.count(key)) {
@@ -114,6 +114,17 @@ Status ParseRoot(const std::string& source, const YAML::Node& root, Recipe* reci
   }
   if (root["config"]) {
     ATTUNE_ASSIGN_OR_RETURN(recipe->config, YamlToJson(root["config"], source));
+  }
+  if (root["data"]) {
+    if (!root["data"].IsMap()) {
+      return Bad(source, root["data"], "data", "expected a map of declarations, e.g. {fixed_length: true, loss_mask: none}");
+    }
+    for (const auto& kv : root["data"]) {
+      if (!kv.second.IsScalar()) {
+        return Bad(source, kv.second, "data." + kv.first.as<std::string>(), "expected a plain value (true, none, ...)");
+      }
+      recipe->data[kv.first.as<std::string>()] = kv.second.Scalar();
+    }
   }
   if (root["topology"]) ATTUNE_RETURN_IF_ERROR(ParseTopology(source, root["topology"], recipe));
   if (root["launcher_hint"]) recipe->launcher_hint = root["launcher_hint"].as<std::string>();
@@ -194,6 +205,10 @@ Status CheckRecipeValues(const Recipe& r, const std::string& source) {
     fields.push_back({"env: a name", &k});
     fields.push_back({"env: " + k, &v});
   }
+  for (const auto& [k, v] : r.data) {
+    fields.push_back({"data: a name", &k});
+    fields.push_back({"data: " + k, &v});
+  }
   for (const auto& [field, value] : fields) {
     if (IsPrintableText(*value)) continue;
     std::string shown = IsPrintableText(field) ? field : "a value";
@@ -269,6 +284,11 @@ std::string RecipeToYaml(const Recipe& recipe) {
   if (recipe.config.is_object() && !recipe.config.empty()) {
     out << YAML::Key << "config" << YAML::Value;
     EmitJson(out, recipe.config);
+  }
+  if (!recipe.data.empty()) {
+    out << YAML::Key << "data" << YAML::Value << YAML::BeginMap;
+    for (const auto& [k, v] : recipe.data) out << YAML::Key << k << YAML::Value << v;
+    out << YAML::EndMap;
   }
   out << YAML::Key << "topology" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "nodes" << YAML::Value << recipe.topology.nodes;

@@ -424,6 +424,27 @@ Found CpCommType(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
   return "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes whose product is CP " + S(v.cp);
 }
 
+// The recipe's data declaration (docs/recipes.md#the-data-declaration): fixed_length true|false, loss_mask
+// none|eod|varying. Anything else would be read by nobody, and a typo would silently keep the
+// micro-batch lever locked (or worse, look like a declaration that is not there).
+Found DataDeclaration(const Recipe& r, const RecipeView&, const ClusterInfo&) {
+  static const std::map<std::string, std::vector<std::string>> kAllowed = {
+      {"fixed_length", {"true", "false"}}, {"loss_mask", {"none", "eod", "varying"}}};
+  for (const auto& [name, value] : r.data) {
+    auto allowed = kAllowed.find(name);
+    if (allowed == kAllowed.end()) {
+      return "data." + name + " is not a declaration the Megatron stack reads (it reads "
+             "data.fixed_length and data.loss_mask)";
+    }
+    if (std::find(allowed->second.begin(), allowed->second.end(), value) == allowed->second.end()) {
+      std::string choices;
+      for (const auto& c : allowed->second) choices += (choices.empty() ? "" : ", ") + c;
+      return "data." + name + " is '" + value + "'; expected one of " + choices;
+    }
+  }
+  return std::nullopt;
+}
+
 Found DeferEmbedding(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
   if (!Has(r, "--defer-embedding-wgrad-compute") || v.pp > 1) return std::nullopt;
   return "--defer-embedding-wgrad-compute needs PP > 1";
@@ -432,6 +453,7 @@ Found DeferEmbedding(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
 const std::vector<Rule>& Rules() {
   static const std::vector<Rule> rules = {
       {{"values.types", "integer and number flags hold exactly an integer or a number"}, ValueTypes},
+      {{"data.declaration", "data: declares fixed_length true|false and loss_mask none|eod|varying"}, DataDeclaration},
       {{"par.positive_sizes", "parallel sizes are integers >= 1"}, PositiveSizes},
       {{"par.world_divisible", "world % (TP*PP*CP) == 0"}, WorldDivisible},
       {{"par.expert_grid", "world % (ETP*EP*PP) == 0"}, ExpertGrid},

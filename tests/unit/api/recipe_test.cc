@@ -118,3 +118,25 @@ TEST_CASE("config strings that look like other types survive a write and a read"
   CHECK(yaml.find("\"00:30:00\"") != std::string::npos);
   CHECK(yaml.find("name: h100") != std::string::npos);  // plain text stays plain
 }
+
+TEST_CASE("a data declaration is part of the recipe: keys, files, JSON and id", "[recipe][data]") {
+  Recipe r = Sample();
+  const std::string plain_id = attune::RecipeId(r);
+  REQUIRE(attune::SetValue(&r, "data:fixed_length", "true").ok());
+  REQUIRE(attune::SetValue(&r, "data:loss_mask", "none").ok());
+  CHECK(attune::GetValue(r, "data:loss_mask") == std::optional<std::string>("none"));
+  CHECK(attune::RecipeId(r) != plain_id);
+  auto yaml = attune::ParseRecipeYaml(attune::RecipeToYaml(r), "mem.yaml");
+  REQUIRE(yaml.ok());
+  CHECK(*yaml == r);
+  auto json = attune::RecipeFromJson(attune::RecipeToJson(r));
+  REQUIRE(json.ok());
+  CHECK(*json == r);
+  CHECK_FALSE(attune::RecipeToJson(Sample()).contains("data"));  // older events stay as they were
+  auto diff = attune::Diff(Sample(), r);
+  REQUIRE(diff.size() == 2);
+  CHECK(diff[0].key == "data:fixed_length");
+  auto bad = attune::ParseRecipeYaml("stack: megatron\nentry: [x.py]\ndata: [1, 2]\n", "bad.yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("data"));
+}

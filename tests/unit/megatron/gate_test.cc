@@ -74,6 +74,35 @@ TEST_CASE("micro-batch changes without per-token loss are refused", "[megatron][
   CHECK(Check(DenseRecipe(), With(DenseRecipe(), "--micro-batch-size", "2")).pass);
 }
 
+TEST_CASE("a data declaration of fixed-length unmasked samples allows micro-batch changes", "[megatron][gate][conditional][data]") {
+  Recipe base = With(DenseRecipe(), "--calculate-per-token-loss", std::nullopt);
+  Recipe declared = With(With(base, "data:fixed_length", "true"), "data:loss_mask", "none");
+  GateVerdict v = Check(declared, With(declared, "--micro-batch-size", "2"));
+  INFO(v.reason);
+  CHECK(v.pass);
+  // Mock data is fixed-length by construction; the loss mask must still be declared.
+  Recipe mock = With(With(base, "--mock-data", ""), "data:loss_mask", "none");
+  CHECK(Check(mock, With(mock, "--micro-batch-size", "2")).pass);
+  // Half a declaration, a masked loss, or SFT data still refuse.
+  for (const Recipe& r : {With(base, "data:fixed_length", "true"), With(base, "data:loss_mask", "none"),
+                          With(declared, "data:loss_mask", "eod"), With(declared, "data:fixed_length", "false"),
+                          With(declared, "--eod-mask-loss", ""), With(declared, "--sft", "")}) {
+    CHECK(Check(r, With(r, "--micro-batch-size", "2")).rule_id == "cond.mbs_without_per_token_loss");
+  }
+  // The declaration is part of the objective: a candidate may not change it.
+  CHECK(Check(base, declared).rule_id == "obj.data");
+  CHECK(Check(declared, With(declared, "data:loss_mask", "eod")).rule_id == "obj.data");
+}
+
+TEST_CASE("the data declaration is validated", "[megatron][validate][data]") {
+  Recipe declared = With(With(DenseRecipe(), "data:fixed_length", "true"), "data:loss_mask", "none");
+  CHECK(Stack().Validate(declared, H100()).ok());
+  Status typo = Stack().Validate(With(declared, "data:fixed_lenght", "true"), H100());
+  CHECK_THAT(typo.message(), Catch::Contains("data.fixed_lenght is not a declaration"));
+  Status value = Stack().Validate(With(declared, "data:loss_mask", "nothing"), H100());
+  CHECK_THAT(value.message(), Catch::Contains("expected one of none, eod, varying"));
+}
+
 TEST_CASE("micro-batch changes with a per-micro-batch MoE aux loss are refused", "[megatron][gate][conditional]") {
   Recipe base = With(MoeRecipe(), "--moe-aux-loss-coeff", "0.01");
   CHECK(Check(base, With(base, "--micro-batch-size", "2")).rule_id == "cond.moe_aux_loss_per_micro_batch");

@@ -114,6 +114,7 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
   const std::vector<RuleCase> cases = {
       {"values.types", {{"--tensor-model-parallel-size", V("1 # Not explicitly set")}}},
       {"values.types", {{"--lr", V("3e-4,")}}},
+      {"data.declaration", {{"data:loss_mask", V("sometimes")}}},
       {"par.positive_sizes", {{"--tensor-model-parallel-size", V("0")}}},
       {"par.world_divisible", {{"--tensor-model-parallel-size", V("3")}}},
       {"par.expert_grid", {{"--expert-model-parallel-size", V("8")}, {"--expert-tensor-parallel-size", V("2")}, {"--pipeline-model-parallel-size", V("2")}}, true},

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {1, "7541165f04c5c5970eb1e7ca553ea957ec51b2c2a18d31ab2f49916fe99ee5db"},
     {2, "10210a73c3aa9a183529f491a5756b506dab811fcec0864a2897c95ad8dfc045"},
-    {3, "92746fb4654a404b1c5f7446a18d32660fe9013256ba6ed99c3addd878f688de"},
+    {3, "22d84d2ecdaacdf12d7ea03aae20d44aec5df3cae953a52cc07a95f5804fe4e3"},
 };
 
 std::string HeadersHash() {
