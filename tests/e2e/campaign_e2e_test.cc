@@ -174,10 +174,11 @@ TEST_CASE("a campaign stopped mid-way and resumed ends exactly as an uninterrupt
 
 TEST_CASE("a campaign whose budget runs out stops submitting and still reports", "[e2e][budget]") {
   const fs::path dir = FreshDir("budget");
-  // 8 GPUs × 1800 s reserves 4 GPU-hours per job; a run charges about 0.6-1.5: 10 GPU-hours fit
-  // the three baseline runs and a couple of candidates, then no reservation fits.
+  // 8 GPUs × 1800 s reserves 4 GPU-hours per job (fixed limits: time_limit_factor 0); a run
+  // charges about 0.6-1.5: 10 GPU-hours fit the three baseline runs and a couple of candidates,
+  // then no reservation fits.
   std::string text = Slurp(kWorkflow);
-  const std::string from = "gpu_hours: 40", to = "gpu_hours: 10";
+  const std::string from = "gpu_hours: 40", to = "gpu_hours: 10, time_limit_factor: 0";
   text.replace(text.find(from), from.size(), to);
   const fs::path wf = dir.parent_path() / "budget.yaml";
   std::ofstream(wf) << text;
@@ -224,7 +225,21 @@ TEST_CASE("a production-length recipe is benchmarked in its short form and shipp
   REQUIRE(s.speedup.has_value());
   CHECK(s.speedup->median > 1.03);
 
-  // The shipped recipe is the user's, with only the tuned levers changed.
+  // Time limits: the workflow's 1,800 s until the baseline measured, then 3× its longest run so
+  // far (at least 120 s), recorded with each job; the reservation follows the limit.
+  double longest = 0;
+  int derived = 0;
+  for (const auto& j : s.jobs) {
+    INFO(j.name);
+    const double expected = longest > 0 ? std::min(1800.0, std::max(120.0, 3 * longest)) : 1800.0;
+    CHECK(j.time_limit_s == Approx(expected));
+    CHECK(j.reserved_gpu_hours == Approx(j.devices * j.time_limit_s / 3600.0));
+    derived += j.time_limit_s < 1800 ? 1 : 0;
+    if (j.candidate == "baseline" && j.measurement) {
+      longest = std::max(longest, j.status.value("end_time", 0.0) - j.status.value("start_time", 0.0));
+    }
+  }
+  CHECK(derived >= static_cast<int>(s.jobs.size()) - 1);  // all but the first baseline run, with only the tuned levers changed.
   const Recipe* shipped = s.RecipeOf(s.leader_id);
   REQUIRE(shipped != nullptr);
   for (const auto& change : Diff(s.baseline, *shipped)) {
@@ -244,6 +259,7 @@ TEST_CASE("a production-length recipe is benchmarked in its short form and shipp
   CHECK_THAT(report, Catch::Contains("## How the jobs were benchmarked"));
   CHECK_THAT(report, Catch::Contains("`--exit-interval: (absent) -> 50`"));
   CHECK_THAT(report, Catch::Contains("`--save-interval: 2000 -> (absent)`"));
+  CHECK_THAT(report, Catch::Contains("3.0× the baseline's longest run"));
   fs::remove_all(dir.parent_path());
 }
 

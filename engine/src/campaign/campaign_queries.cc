@@ -126,8 +126,20 @@ int CampaignState::NextAttempt(const std::string& candidate, const std::string& 
   return n + 1;
 }
 
+double CampaignState::TimeLimitForNextJob() const {
+  if (settings.time_limit_factor <= 0) return settings.job_time_limit_s;
+  double longest = 0;
+  for (const auto& j : jobs) {
+    if (j.candidate != events::kBaselineId || !j.Counts() || !j.measurement) continue;
+    const double start = j.status.value("start_time", -1.0), end = j.status.value("end_time", -1.0);
+    if (start >= 0 && end > start) longest = std::max(longest, end - start);
+  }
+  if (longest <= 0) return settings.job_time_limit_s;  // the baseline has not measured yet
+  return std::min(settings.job_time_limit_s, std::max(kMinDerivedTimeLimitS, settings.time_limit_factor * longest));
+}
+
 double CampaignState::ReservationFor(const Recipe& recipe) const {
-  return recipe.topology.WorldSize() * settings.job_time_limit_s / 3600.0;
+  return recipe.topology.WorldSize() * TimeLimitForNextJob() / 3600.0;
 }
 
 std::string CampaignState::CandidateId(int index) {

@@ -28,6 +28,7 @@ json CampaignSettingsToJson(const CampaignSettings& s) {
   return json{{"budget_gpu_hours", s.budget_gpu_hours},
               {"max_candidates", s.max_candidates},
               {"job_time_limit_s", s.job_time_limit_s},
+              {"time_limit_factor", s.time_limit_factor},
               {"noise_band", s.noise_band},
               {"repeats", s.repeats},
               {"loss_rel_tolerance", s.loss_rel_tolerance},
@@ -39,6 +40,7 @@ CampaignSettings CampaignSettingsFromJson(const json& j) {
   s.budget_gpu_hours = j.value("budget_gpu_hours", 0.0);
   s.max_candidates = j.value("max_candidates", 50);
   s.job_time_limit_s = j.value("job_time_limit_s", 3600.0);
+  s.time_limit_factor = j.value("time_limit_factor", 0.0);
   s.noise_band = j.value("noise_band", 0.03);
   s.repeats = std::max(1, j.value("repeats", 1));
   s.loss_rel_tolerance = j.value("loss_rel_tolerance", 0.02);

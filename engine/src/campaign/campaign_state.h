@@ -30,10 +30,14 @@ namespace attune {
 
 // The workflow settings a decision depends on, copied into CampaignStarted so that the fold does
 // not depend on the workflow's JSON form.
+// A derived time limit is never shorter than this (start-up alone can take a minute).
+inline constexpr double kMinDerivedTimeLimitS = 120;
+
 struct CampaignSettings {
   double budget_gpu_hours = 0;
   int max_candidates = 50;
   double job_time_limit_s = 3600;
+  double time_limit_factor = 0;      // 0: fixed limits (also for campaigns recorded before it)
   double noise_band = 0.03;
   int repeats = 1;                   // runs per candidate
   double loss_rel_tolerance = 0.02;
@@ -209,6 +213,11 @@ class CampaignState {
   // Next free attempt number for a job label (candidate id or purpose).
   int NextAttempt(const std::string& candidate, const std::string& purpose, int pair) const;
   // Cost to reserve for one job of `recipe`: devices × job time limit, in hours.
+  // The time limit of the next job: the workflow's job_time_limit_s, or, once the baseline has a
+  // measured run and time_limit_factor > 0, min(job_time_limit_s, max(kMinDerivedTimeLimitS,
+  // factor × the baseline's longest measured run)). From recorded launcher times: a replay
+  // derives the same limit.
+  double TimeLimitForNextJob() const;
   double ReservationFor(const Recipe& recipe) const;
   // "c001", "c002", ... for a 1-based index.
   static std::string CandidateId(int index);

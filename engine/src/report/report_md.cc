@@ -133,11 +133,22 @@ std::string TriedSection(const CampaignState& state) {
 }
 
 std::string BudgetSection(const CampaignState& state) {
+  std::string limits = fmt::format("devices × {} s", ri::Fixed(state.settings.job_time_limit_s, 0));
+  if (state.settings.time_limit_factor > 0) {
+    double shortest = state.settings.job_time_limit_s;
+    for (const auto& j : state.jobs) shortest = std::min(shortest, j.time_limit_s);
+    limits = fmt::format("devices × its time limit: {} s until the baseline measured, then {}× the "
+                         "baseline's longest run, at least {} s and at most {} s (the shortest "
+                         "limit given was {} s)",
+                         ri::Fixed(state.settings.job_time_limit_s, 0),
+                         ri::Fixed(state.settings.time_limit_factor, 1), ri::Fixed(kMinDerivedTimeLimitS, 0),
+                         ri::Fixed(state.settings.job_time_limit_s, 0), ri::Fixed(shortest, 0));
+  }
   return fmt::format(
       "## Budget\n\n{} of {} GPU-hours charged ({} jobs, {} failed); {} left. Every job reserved "
-      "its worst case (devices × {} s) before it was submitted.\n",
+      "its worst case ({}) before it was submitted.\n",
       ri::Fixed(state.ledger.charged, 4), ri::Fixed(state.ledger.total, 4), state.jobs.size(),
-      state.FailedJobs(), ri::Fixed(state.ledger.Left(), 4), ri::Fixed(state.settings.job_time_limit_s, 0));
+      state.FailedJobs(), ri::Fixed(state.ledger.Left(), 4), limits);
 }
 
 }  // namespace

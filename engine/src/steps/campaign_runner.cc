@@ -94,6 +94,7 @@ CampaignSettings SettingsOf(const Workflow& w) {
   s.budget_gpu_hours = w.budget.gpu_hours;
   s.max_candidates = w.budget.max_candidates;
   s.job_time_limit_s = w.budget.job_time_limit_s;
+  s.time_limit_factor = w.budget.time_limit_factor;
   s.noise_band = w.measure.noise_band;
   s.repeats = w.measure.repeats;
   s.loss_rel_tolerance = w.gate.loss_rel_tolerance;

@@ -230,7 +230,7 @@ Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask) {
             {"benchmark_changes", ChangesToJson(Diff(*recipe, run))},
             {"nodes", recipe->topology.nodes},
             {"devices", recipe->topology.WorldSize()},
-            {"time_limit_s", ctx.state.settings.job_time_limit_s},
+            {"time_limit_s", ctx.state.TimeLimitForNextJob()},
             {"reserved_gpu_hours", ctx.state.ReservationFor(*recipe)}};
   ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kJobRequested, data}}));
   return name;

@@ -108,6 +108,7 @@ Status CheckRecordedWorkflow(const Workflow& w, const WorkflowSchema& schema) {
   const std::pair<const char*, double> numbers[] = {
       {"budget.gpu_hours", w.budget.gpu_hours},
       {"budget.job_time_limit_s", w.budget.job_time_limit_s},
+      {"budget.time_limit_factor", w.budget.time_limit_factor},
       {"measure.noise_band", w.measure.noise_band},
       {"gate.loss_rel_tolerance", w.gate.loss_rel_tolerance}};
   for (const auto& [path, value] : numbers) {
@@ -144,6 +145,7 @@ Status CheckAmendment(const CampaignState& state, const Workflow& recorded,
     if (p.rfind("/steps", 0) == 0) continue;          // checked above
     if (p.rfind("/agent/with", 0) == 0) continue;     // how proposals are made, not past results
     if (p == "/budget/job_time_limit_s") continue;    // applies to jobs not yet requested
+    if (p == "/budget/time_limit_factor") continue;   // likewise
     if (p == "/budget/gpu_hours") {
       const double spent = state.ledger.charged + state.ledger.reserved;
       if (amended.budget.gpu_hours < spent) {

@@ -53,7 +53,11 @@ struct StepDecl {
 struct BudgetSpec {
   double gpu_hours = 0;        // required, > 0
   int max_candidates = 50;
-  double job_time_limit_s = 3600;  // worst case reserved per job = devices × this
+  double job_time_limit_s = 3600;  // a job's time limit; worst case reserved = devices × limit
+  // Once the baseline has measured, later jobs get min(job_time_limit_s, this × the baseline's
+  // longest run): a job three times slower than the baseline is not worth its GPU-hours, and a
+  // hang costs that much instead of the whole limit. 0: every job gets job_time_limit_s.
+  double time_limit_factor = 3;
 };
 
 struct MeasureSpec {

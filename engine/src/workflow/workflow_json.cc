@@ -41,7 +41,8 @@ Json WorkflowToJson(const Workflow& w) {
       {"budget",
        {{"gpu_hours", w.budget.gpu_hours},
         {"max_candidates", w.budget.max_candidates},
-        {"job_time_limit_s", w.budget.job_time_limit_s}}},
+        {"job_time_limit_s", w.budget.job_time_limit_s},
+        {"time_limit_factor", w.budget.time_limit_factor}}},
       {"measure", {{"noise_band", w.measure.noise_band}, {"repeats", w.measure.repeats}}},
       {"gate",
        {{"loss_rel_tolerance", w.gate.loss_rel_tolerance},
@@ -62,8 +63,9 @@ Result<Workflow> WorkflowFromJson(const Json& j) {
     w.recipe_path = j.value("recipe_path", std::string());
     w.seed = j.at("seed").get<uint64_t>();
     const Json& b = j.at("budget");
+    // A workflow recorded before time_limit_factor existed keeps fixed limits.
     w.budget = BudgetSpec{b.at("gpu_hours").get<double>(), b.at("max_candidates").get<int>(),
-                          b.at("job_time_limit_s").get<double>()};
+                          b.at("job_time_limit_s").get<double>(), b.value("time_limit_factor", 0.0)};
     const Json& m = j.at("measure");
     w.measure = MeasureSpec{m.at("noise_band").get<double>(), m.at("repeats").get<int>()};
     const Json& g = j.at("gate");

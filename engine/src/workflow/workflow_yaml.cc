@@ -78,11 +78,17 @@ Status ParseBudget(const YamlReader& r, const YAML::Node& root, BudgetSpec* b) {
   if (!node) return r.Error(root, "budget", "required key is missing (budget: {gpu_hours: N})");
   ATTUNE_RETURN_IF_ERROR(r.RequireMap(node, "budget"));
   ATTUNE_RETURN_IF_ERROR(
-      r.CheckKeys(node, "budget", {"gpu_hours", "max_candidates", "job_time_limit_s"}));
+      r.CheckKeys(node, "budget", {"gpu_hours", "max_candidates", "job_time_limit_s", "time_limit_factor"}));
   if (!node["gpu_hours"]) return r.Error(node, "budget.gpu_hours", "required key is missing");
   ATTUNE_RETURN_IF_ERROR(r.ReadDouble(node, "gpu_hours", "budget", &b->gpu_hours));
   ATTUNE_RETURN_IF_ERROR(r.ReadInt(node, "max_candidates", "budget", &b->max_candidates));
   ATTUNE_RETURN_IF_ERROR(r.ReadDouble(node, "job_time_limit_s", "budget", &b->job_time_limit_s));
+  ATTUNE_RETURN_IF_ERROR(r.ReadDouble(node, "time_limit_factor", "budget", &b->time_limit_factor));
+  if (!(b->time_limit_factor == 0 || b->time_limit_factor >= 1.5)) {
+    return r.Error(node["time_limit_factor"], "budget.time_limit_factor",
+                   "must be 0 (off) or at least 1.5 (a candidate may be that much slower than "
+                   "the baseline before its run is stopped)");
+  }
   if (!(b->gpu_hours > 0)) return r.Error(node["gpu_hours"], "budget.gpu_hours", "must be > 0");
   if (b->max_candidates < 1) {
     return r.Error(node["max_candidates"], "budget.max_candidates", "must be >= 1");

@@ -94,6 +94,7 @@ TEST_CASE("a valid workflow loads with its recipe and defaults", "[workflow]") {
   CHECK(w->seed == 7);
   CHECK(w->budget.gpu_hours == 0.5);
   CHECK(w->budget.job_time_limit_s == 3600);
+  CHECK(w->budget.time_limit_factor == 3);
   CHECK(w->measure.noise_band == 0.03);
   CHECK(w->gate.paired_losses == 5);
   REQUIRE(w->steps.size() == 3);
@@ -166,6 +167,22 @@ TEST_CASE("bad values name the key and what was found", "[workflow]") {
                "budget.gpu_hours: must be > 0");
   RequireError(Parse(dir, Replace(kValid, "budget: {gpu_hours: 0.5, max_candidates: 12}\n", "")),
                "budget: required key is missing");
+  RequireError(Parse(dir, Replace(kValid, "gpu_hours: 0.5", "gpu_hours: 0.5, time_limit_factor: 1.2")),
+               "budget.time_limit_factor: must be 0 (off) or at least 1.5");
+  auto off = LoadWorkflowFile(dir.Write(Replace(kValid, "gpu_hours: 0.5", "gpu_hours: 0.5, time_limit_factor: 0")), Schema());
+  REQUIRE(off.ok());
+  CHECK(off->budget.time_limit_factor == 0);
+}
+
+TEST_CASE("a workflow recorded before time_limit_factor keeps fixed time limits", "[workflow]") {
+  WorkflowDir dir;
+  auto w = LoadWorkflowFile(dir.Write(kValid), Schema());
+  REQUIRE(w.ok());
+  nlohmann::json recorded = WorkflowToJson(*w);
+  recorded["budget"].erase("time_limit_factor");
+  auto old = WorkflowFromJson(recorded);
+  REQUIRE(old.ok());
+  CHECK(old->budget.time_limit_factor == 0);
 }
 
 TEST_CASE("a bad if: expression is refused at validation", "[workflow]") {
