@@ -186,6 +186,10 @@ TEST_CASE("triage recognises PyTorch and NCCL OOMs, timeouts, illegal memory and
   JobEnd failed{1, "failed", 100};
   auto kind = [&](const std::string& log) { return Stack().Triage(log, failed); };
   CHECK(kind("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB").signature == "cuda_oom_pytorch");
+  // Driver-level allocations outside PyTorch's caching allocator are OOMs too.
+  CHECK(kind("RuntimeError: CUDA driver error: out of memory").signature == "cuda_oom_driver");
+  CHECK(kind("torch_memory_saver.cpp:88 cuMemCreate failed with error CUDA_ERROR_OUT_OF_MEMORY").kind == FailureKind::kOom);
+  CHECK(kind("[TMS] cuMemCreate returned 2 (out of memory)").signature == "cuda_oom_driver");
   auto nccl_oom = kind("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error\nLast error:\nCuda failure 2 'out of memory'");
   CHECK(nccl_oom.kind == FailureKind::kOom);
   CHECK(nccl_oom.line == 3);
