@@ -31,10 +31,48 @@ long DaysFromCivil(long y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<long>(doe) - 719468;
 }
 
+bool IsLevel(std::string_view word) {
+  for (const char* level : {"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"}) {
+    if (word == level) return true;
+  }
+  return false;
+}
+
+// Length of a leading "YYYY-MM-DD HH:MM:SS[.,fraction]" (0 when there is none).
+size_t TimestampLength(std::string_view s) {
+  if (!ParseTimestamp(s)) return 0;
+  size_t end = 19;
+  if (end < s.size() && (s[end] == '.' || s[end] == ',')) {
+    ++end;
+    while (end < s.size() && Digit(s[end])) ++end;
+  }
+  return end;
+}
+
+// After a bare timestamp, Python logging's " - name - LEVEL - " (or "LEVEL - ").
+void PeelLoggingFields(std::string* t) {
+  std::string& s = *t;
+  if (s.rfind("- ", 0) == 0) s = Trim(s.substr(2));
+  for (int field = 0; field < 2; ++field) {
+    size_t dash = s.find(" - ");
+    if (dash == std::string::npos || dash == 0 || dash > 64) return;
+    std::string word = s.substr(0, dash);
+    if (word.find(' ') != std::string::npos) return;  // not a logger name or level
+    s = Trim(s.substr(dash + 3));
+    if (IsLevel(word)) return;
+  }
+}
+
 // Removes one leading prefix; returns false when none applies. Rank-ish prefixes go to `source`.
 bool PeelOne(std::string* t, std::string* source, std::optional<double>* ts) {
   std::string& s = *t;
   if (s.empty()) return false;
+  if (size_t n = TimestampLength(s); n > 0) {  // a wrapper logger's bare timestamp
+    if (!*ts) *ts = ParseTimestamp(s);
+    s = Trim(s.substr(n));
+    PeelLoggingFields(&s);
+    return true;
+  }
   if (s[0] == '>') {  // Markdown quote
     s = Trim(s.substr(1));
     return true;
@@ -43,7 +81,8 @@ bool PeelOne(std::string* t, std::string* source, std::optional<double>* ts) {
     size_t close = s.find(']');
     if (close == std::string::npos) return false;
     std::string inner = s.substr(1, close - 1);
-    bool rank_tag = (inner.rfind("default", 0) == 0 || inner.rfind("rank", 0) == 0) &&
+    bool rank_tag = (inner.rfind("default", 0) == 0 || inner.rfind("rank", 0) == 0 ||
+                     inner.rfind("Rank ", 0) == 0) &&
                     close + 1 < s.size() && s[close + 1] == ':';
     if (rank_tag) {
       *source += s.substr(0, close + 2);
@@ -52,6 +91,10 @@ bool PeelOne(std::string* t, std::string* source, std::optional<double>* ts) {
     }
     if (auto when = ParseTimestamp(inner)) {
       if (!*ts) *ts = when;
+      s = Trim(s.substr(close + 1));
+      return true;
+    }
+    if (IsLevel(inner)) {  // "[INFO]" of a wrapper logger
       s = Trim(s.substr(close + 1));
       return true;
     }

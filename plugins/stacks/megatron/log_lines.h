@@ -3,7 +3,9 @@
 // Line clean-up shared by the log parser and triage: splits a log into physical lines (LF, CRLF or
 // lone CR), removes ANSI escape codes and peels the prefixes that launchers and copy-pasting add:
 // Markdown quotes ("> "), torchrun tags ("[default7]:", "[rank3]:"), Slurm task ids ("0: "), Ray
-// actor tags ("(pid=123)", "(Actor pid=1, ip=..)") and leading timestamps ("[2025-10-24 09:52:15]").
+// actor tags ("(pid=123)", "(Actor pid=1, ip=..)"), leading timestamps ("[2025-10-24 09:52:15]",
+// bare "2025-10-24 09:52:15,123"), and wrapper loggers' fields ("[INFO]", "[Rank 0]:",
+// "- megatron - INFO - ").
 #ifndef ATTUNE_PLUGINS_STACKS_MEGATRON_LOG_LINES_H_
 #define ATTUNE_PLUGINS_STACKS_MEGATRON_LOG_LINES_H_
 

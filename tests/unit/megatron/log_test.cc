@@ -182,6 +182,24 @@ TEST_CASE("synthetic log: ANSI, CRLF, Ray prefixes, MoE/MTP losses, NaN, duplica
   CHECK(p.iterations[3].line == 10);
 }
 
+TEST_CASE("wrapper loggers' prefixes in front of Megatron's lines are peeled", "[megatron][log]") {
+  const std::string tail =
+      " iteration       10/     100 | consumed samples:          320 | elapsed time per iteration (ms): 1234.5 | "
+      "learning rate: 3.000000E-04 | global batch size:    32 | lm loss: 7.123456E+00 | loss scale: 1.0 | "
+      "grad norm: 1.234 | number of skipped iterations:   0 | number of nan iterations:   0 |";
+  for (const std::string prefix :
+       {"[2025-03-01 10:00:01,123] [INFO] [Rank 0]:  [2025-03-01 10:00:01]",
+        "2025-03-01 10:00:01,123 - megatron - INFO - [Rank 0]: ", "2025-03-01 10:00:01.123 INFO - ",
+        "3: [2025-03-01 10:00:01] ", "> (MegatronTrainRayActor pid=1234, ip=10.0.0.1) [2025-03-01 10:00:01]"}) {
+    INFO(prefix);
+    LogParse p = Stack().ParseLog(prefix + tail);
+    REQUIRE(p.iterations.size() == 1);
+    CHECK(p.iterations[0].iteration == 10);
+    CHECK(p.iterations[0].step_time_ms == Approx(1234.5));
+    CHECK(p.iterations[0].loss == Approx(7.123456));
+  }
+}
+
 TEST_CASE("triage recognises PyTorch and NCCL OOMs, timeouts, illegal memory and start-up errors", "[megatron][triage]") {
   JobEnd failed{1, "failed", 100};
   auto kind = [&](const std::string& log) { return Stack().Triage(log, failed); };
