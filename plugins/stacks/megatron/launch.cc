@@ -190,6 +190,62 @@ Status ParseTorchrun(const std::vector<std::string>& w, size_t i, Recipe* recipe
   return Status::Ok();
 }
 
+// DeepSpeed's launcher (`deepspeed [options] script.py args`, Megatron-DeepSpeed's scripts): its
+// options (deepspeed/launcher/runner.py), with `-` and `_` spellings alike.
+const std::set<std::string> kDeepspeedValued = {
+    "num_gpus", "num_nodes", "hostfile", "H", "include", "i", "exclude", "e", "master_port",
+    "master_addr", "launcher", "launcher_args", "node_rank", "ssh_port", "bind_core_list",
+    "min_elastic_nodes", "max_elastic_nodes", "autotuning", "enable_each_rank_log", "venv_script",
+    "comment"};
+const std::set<std::string> kDeepspeedBare = {"no_python", "module", "no_local_rank", "force_multi",
+                                              "save_pid", "bind_cores_to_rank", "no_ssh_check",
+                                              "no_ssh", "elastic_training", "use_hostfile"};
+
+// "--num-gpus=8" -> "--num_gpus=8": the option's name with '_' (its leading dashes and value kept).
+std::string Underscored(const std::string& word) {
+  size_t start = word.find_first_not_of('-');
+  size_t end = std::min(word.find('='), word.size());
+  std::string out = word;
+  if (start == std::string::npos) return out;
+  std::replace(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), '-', '_');
+  return out;
+}
+
+Status ParseDeepspeed(const std::vector<std::string>& w, size_t i, Recipe* recipe,
+                      std::vector<std::string>* unknown) {
+  recipe->launcher_hint = "deepspeed";
+  bool module = false, gpus_given = false;
+  std::vector<std::string> words = w;
+  while (i < words.size() && LooksLikeFlag(words[i])) {
+    words[i] = Underscored(words[i]);
+    Option o = ReadOption(words, i, kDeepspeedValued);
+    if (o.name == "num_gpus" && o.value) {
+      recipe->topology.gpus_per_node = LeadingInt(*o.value);
+      gpus_given = true;
+    } else if (o.name == "num_nodes" && o.value) {
+      recipe->topology.nodes = LeadingInt(*o.value);
+    } else if (o.name == "module") {
+      module = true;
+    } else if (!kDeepspeedValued.count(o.name) && !kDeepspeedBare.count(o.name)) {
+      unknown->push_back(w[i]);
+    }
+    i = o.next;
+  }
+  if (recipe->topology.gpus_per_node <= 0 || recipe->topology.nodes <= 0) {
+    return Status::InvalidArgument("deepspeed: --num_gpus and --num_nodes must be positive integers");
+  }
+  if (!gpus_given) {
+    unknown->push_back("deepspeed without --num_gpus runs on every GPU of each node; the recipe says " +
+                       std::to_string(recipe->topology.gpus_per_node) +
+                       " GPU(s) per node: set topology.gpus_per_node");
+  }
+  if (i >= w.size()) return Status::InvalidArgument("deepspeed: no training script after the launcher options");
+  if (module) recipe->entry = {"-m", w[i]};
+  else recipe->entry = {w[i]};
+  ParseScriptArgs(w, i + 1, recipe, unknown);
+  return Status::Ok();
+}
+
 Status ParsePython(const std::vector<std::string>& w, size_t i, Recipe* recipe,
                    std::vector<std::string>* unknown) {
   std::string interpreter = w[i];
@@ -239,7 +295,7 @@ Status ParseRay(const std::vector<std::string>& w, size_t i, Recipe* recipe,
 size_t FindLauncher(const std::vector<std::string>& w) {
   for (size_t i = 0; i < w.size(); ++i) {
     std::string b = Base(w[i]);
-    if (b == "torchrun" || IsPython(w[i])) return i;
+    if (b == "torchrun" || b == "deepspeed" || IsPython(w[i])) return i;
     if (b == "ray" && i + 2 < w.size() && w[i + 1] == "job" && w[i + 2] == "submit") return i;
     if (kLaunchPrefixes.count(w[i]) || b == "srun" || b == "mpirun" || w[i][0] == '-') continue;
     if (i > 0 && (Base(w[0]) == "srun" || Base(w[0]) == "mpirun")) continue;
@@ -263,16 +319,18 @@ Result<Recipe> ImportLaunchScript(std::string_view script, std::vector<std::stri
     for (const auto& [k, v] : shell.Exported()) SetEnv(&recipe, k, v);
     for (const auto& [k, v] : cmd.assignments) SetEnv(&recipe, k, v);
     for (size_t k = 0; k < at; ++k) unknown->push_back(cmd.words[k] + " (before the launcher; ignored)");
-    Status st = Base(cmd.words[at]) == "torchrun" ? ParseTorchrun(cmd.words, at + 1, &recipe, unknown)
-                : Base(cmd.words[at]) == "ray"     ? ParseRay(cmd.words, at, &recipe, unknown)
-                                                   : ParsePython(cmd.words, at, &recipe, unknown);
+    const std::string launcher = Base(cmd.words[at]);
+    Status st = launcher == "torchrun"    ? ParseTorchrun(cmd.words, at + 1, &recipe, unknown)
+                : launcher == "deepspeed" ? ParseDeepspeed(cmd.words, at + 1, &recipe, unknown)
+                : launcher == "ray"       ? ParseRay(cmd.words, at, &recipe, unknown)
+                                          : ParsePython(cmd.words, at, &recipe, unknown);
     if (!st.ok()) return st;
     for (const auto& note : shell.notes()) unknown->push_back(note);
     return recipe;
   }
   return Status::InvalidArgument(
       "no launch command found: expected a line running torchrun, python -m torch.distributed.run, "
-      "python <script.py> or 'ray job submit ... -- python3 <script.py>'");
+      "python <script.py>, deepspeed <script.py> or 'ray job submit ... -- python3 <script.py>'");
 }
 
 Result<LaunchSpec> RenderLaunchSpec(const Recipe& recipe) {
@@ -291,6 +349,11 @@ Result<LaunchSpec> RenderLaunchSpec(const Recipe& recipe) {
     if (!has_interpreter) spec.argv.push_back("python3");
   } else if (recipe.launcher_hint == "python" && single && has_interpreter) {
     // A single process: run the script directly, as the user did.
+  } else if (recipe.launcher_hint == "deepspeed") {
+    // As the user launched it (DeepSpeed's launcher passes --local_rank and its own environment).
+    spec.argv = {"deepspeed", "--num_nodes", std::to_string(recipe.topology.nodes), "--num_gpus",
+                 std::to_string(recipe.topology.gpus_per_node)};
+    if (has_interpreter) entry.erase(entry.begin());
   } else {
     spec.argv = {"torchrun", "--nproc-per-node", std::to_string(recipe.topology.gpus_per_node),
                  "--nnodes", std::to_string(recipe.topology.nodes)};

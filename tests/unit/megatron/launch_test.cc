@@ -74,6 +74,30 @@ TEST_CASE("string variables, inline env and python -m torch.distributed.run impo
   RequireRoundTrip(r);
 }
 
+TEST_CASE("Megatron-DeepSpeed's deepspeed launcher imports and renders back", "[megatron][launch]") {
+  std::vector<std::string> unknown;
+  Recipe r = Import("deepspeed --num-nodes 2 --num_gpus=8 --master_port 29500 --hostfile hosts pretrain_gpt.py "
+                    "--tensor-model-parallel-size 2 --num-layers 4 --hidden-size 512 --num-attention-heads 8 "
+                    "--deepspeed --deepspeed_config ds.json --zero-stage 1\n", &unknown);
+  CHECK(r.launcher_hint == "deepspeed");
+  CHECK(r.topology.nodes == 2);
+  CHECK(r.topology.gpus_per_node == 8);
+  CHECK(r.entry == std::vector<std::string>{"pretrain_gpt.py"});
+  CHECK(GetValue(r, "--deepspeed_config") == std::optional<std::string>("ds.json"));
+  CHECK(GetValue(r, "--zero-stage") == std::optional<std::string>("1"));
+  CHECK(unknown.empty());
+  auto spec = Stack().RenderLaunch(r);
+  REQUIRE(spec.ok());
+  CHECK(std::vector<std::string>(spec->argv.begin(), spec->argv.begin() + 6) ==
+        std::vector<std::string>{"deepspeed", "--num_nodes", "2", "--num_gpus", "8", "pretrain_gpt.py"});
+  // Without --num_gpus the launcher takes every GPU of the node: said, not guessed.
+  unknown.clear();
+  Recipe all = Import("deepspeed pretrain_gpt.py --num-layers 4\n", &unknown);
+  CHECK(all.topology.gpus_per_node == 1);
+  REQUIRE(unknown.size() == 1);
+  CHECK_THAT(unknown[0], Catch::Contains("without --num_gpus"));
+}
+
 TEST_CASE("slime's ray job submit imports with its runtime env and actor topology", "[megatron][launch]") {
   Recipe r = Import(ReadFile(OwnFixtures() + "/slime_ray.sh"));
   CHECK(r.launcher_hint == "ray");
