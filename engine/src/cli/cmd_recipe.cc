@@ -184,7 +184,7 @@ int RunRecipeImport(const std::vector<std::string>& args, Env& env) {
     // A config is given to the stack as a launch that names it (the AutoModel stack runs it with
     // `automodel FILE`; a stack without config files refuses it).
     std::error_code ec;
-    command = importer::ShellQuote(std::filesystem::absolute(file, ec).lexically_normal().string()) + "\n";
+    command = ShellQuote(std::filesystem::absolute(file, ec).lexically_normal().string()) + "\n";
   }
   std::string call_dir;
   importer::Capture capture;

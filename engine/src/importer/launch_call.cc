@@ -3,6 +3,8 @@
 
 #include <set>
 
+#include "attune/recipe.h"  // ShellQuote
+
 namespace attune::importer {
 namespace {
 
@@ -71,22 +73,6 @@ std::vector<std::string> LaunchArgv(const CapturedCall& call) {
 }
 
 }  // namespace
-
-std::string ShellQuote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of(
-          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./:=,+@%") == std::string::npos) {
-    return word;
-  }
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 bool IsLaunch(const CapturedCall& call) { return ArgvLaunches(call.argv); }
 

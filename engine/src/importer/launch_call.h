@@ -30,9 +30,6 @@ Result<LaunchCall> PickLaunch(const std::vector<CapturedCall>& calls);
 // One line for messages: the quoted argv, cut to `max` characters.
 std::string DescribeCall(const CapturedCall& call, size_t max = 240);
 
-// POSIX shell quoting of one word ('...' with embedded quotes escaped); plain words stay bare.
-std::string ShellQuote(const std::string& word);
-
 }  // namespace attune::importer
 
 #endif  // ATTUNE_ENGINE_IMPORTER_LAUNCH_CALL_H_

@@ -53,19 +53,6 @@ Result<Recipe> Finish(Result<Recipe> recipe) {
 
 }  // namespace
 
-std::string ShellQuote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of(
-          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./:=,+@%") == std::string::npos) {
-    return word;
-  }
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
-
 Result<Recipe> ImportRecordedCall(const RecordedCall& call, std::vector<std::string>* unknown) {
   if (call.argv.empty()) return Status::InvalidArgument("slime: the recorded call has no argv");
   // The Megatron stack's launch reader does the flag and topology work; the call is handed to it

@@ -32,9 +32,6 @@ struct RecordedCall {
 Result<Recipe> ImportRecordedCall(const RecordedCall& call, std::vector<std::string>* unknown);
 Result<Recipe> ImportSlimeScript(std::string_view script, std::vector<std::string>* unknown);
 
-// POSIX shell quoting of one word ('...' with embedded quotes escaped).
-std::string ShellQuote(const std::string& word);
-
 }  // namespace attune::slime
 
 #endif  // ATTUNE_PLUGINS_STACKS_SLIME_RECIPE_IMPORT_H_

@@ -49,6 +49,9 @@ VARIANTS = {
     "data declaration": {"loss_flag": "", "data": "data: {{fixed_length: true, loss_mask: none}}\n"},
 }
 
+# The test is about the gate and the paired-loss check, not about speed: noise band 0, so that the
+# micro-batch-4 candidate (one micro-batch instead of four) leads whenever it is faster at all,
+# also on a CPU shared with other tests (a 5% band failed there once in several runs).
 WORKFLOW = """attune: 1
 name: packed-data
 stack: megatron
@@ -57,7 +60,7 @@ launcher: {{name: local, with: {{devices_per_node: 1, poll_interval_s: 0.2}}}}
 agent: {{name: grid, with: {{space: {{--micro-batch-size: ["4"]}}}}}}
 seed: 7
 budget: {{gpu_hours: 0.5, max_candidates: 1, job_time_limit_s: 120}}
-measure: {{noise_band: 0.05, repeats: 1}}
+measure: {{noise_band: 0.0, repeats: 1}}
 gate: {{loss_rel_tolerance: 0.0001, paired_losses: 4}}
 steps:
   - {{id: baseline, uses: benchmark, with: {{repeats: 1}}}}
@@ -97,7 +100,7 @@ def main():
             check(len(verdicts) == 1 and verdicts[0]["pass"] is True, f"{name}: gate verdicts {verdicts}")
             paired = [e for e in records if e.get("type") == "PairedLossChecked"]
             check(len(paired) == 1, f"{name}: expected one PairedLossChecked event, found {len(paired)} "
-                                    f"(the micro-batch 4 candidate must beat micro-batch 1 by the noise band)")
+                                    f"(the micro-batch 4 candidate must be faster than micro-batch 1)")
             if paired:
                 data_ = paired[0]["data"]
                 check(data_["pass"] is True, f"{name}: paired-loss check failed on packed data: {data_}")
