@@ -88,6 +88,8 @@ struct Failure {
   int line = 0;           // its 1-based line number, 0 when not from the log
   std::string hint;       // what to do about it
   bool infrastructure = false;  // not the recipe's fault: a retry of the same recipe may pass
+  std::string process;    // who printed the evidence, as the log names it ("rank 3",
+                          // "TrainActor pid=4242", "[default7]:"); "" when the line names none
 };
 
 // What limits a run. Kinds used by the built-in agents and lever catalogs:

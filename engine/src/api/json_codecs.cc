@@ -142,9 +142,11 @@ Measurement MeasurementFromJson(const json& j) {
 }
 
 json FailureToJson(const Failure& f) {
-  return json{{"kind", FailureKindName(f.kind)}, {"signature", f.signature},
-              {"evidence", f.evidence},          {"line", f.line},
-              {"hint", f.hint},                  {"infrastructure", f.infrastructure}};
+  json j{{"kind", FailureKindName(f.kind)}, {"signature", f.signature},
+         {"evidence", f.evidence},          {"line", f.line},
+         {"hint", f.hint},                  {"infrastructure", f.infrastructure}};
+  if (!f.process.empty()) j["process"] = f.process;  // absent in events recorded before ABI 4
+  return j;
 }
 
 Failure FailureFromJson(const json& j) {
@@ -155,6 +157,7 @@ Failure FailureFromJson(const json& j) {
   f.line = j.value("line", 0);
   f.hint = j.value("hint", "");
   f.infrastructure = j.value("infrastructure", false);
+  f.process = j.value("process", "");
   return f;
 }
 

@@ -401,40 +401,7 @@ Result<ObjectiveSpec> ParseObjective(const std::string& text, const std::string&
 }
 
 Result<TriageSpec> ParseTriage(const std::string& text, const std::string& source) {
-  return Guarded(text, source, [&](const YAML::Node& root) {
-    CheckKeys(source, root, "(top)", {"version", "hang", "signatures"});
-    TriageSpec spec;
-    if (const YAML::Node& h = root["hang"]) {
-      CheckKeys(source, h, "hang", {"step_time_factor", "startup_allowance_s", "min_silence_s"});
-      if (h["step_time_factor"]) spec.hang_step_time_factor = Num(source, h["step_time_factor"], "hang.step_time_factor");
-      if (h["startup_allowance_s"]) spec.hang_startup_allowance_s = Num(source, h["startup_allowance_s"], "hang.startup_allowance_s");
-      if (h["min_silence_s"]) spec.hang_min_silence_s = Num(source, h["min_silence_s"], "hang.min_silence_s");
-    }
-    const YAML::Node& sigs = root["signatures"];
-    if (!sigs || !sigs.IsSequence()) Fail(source, root, "signatures", "expected a list of signatures");
-    for (size_t i = 0; i < sigs.size(); ++i) {
-      std::string p = "signatures[" + std::to_string(i) + "]";
-      CheckKeys(source, sigs[i], p, {"id", "kind", "regex", "hint", "infrastructure", "before_training"});
-      Signature s;
-      s.id = RequiredStr(source, sigs[i], "id", p);
-      std::string kind = RequiredStr(source, sigs[i], "kind", p);
-      auto parsed = FailureKindFromName(kind);
-      if (!parsed || *parsed == FailureKind::kNone) Fail(source, sigs[i]["kind"], p + ".kind", "unknown failure kind '" + kind + "'");
-      s.kind = *parsed;
-      s.pattern = RequiredStr(source, sigs[i], "regex", p);
-      try {
-        s.regex = std::regex(s.pattern, std::regex::ECMAScript | std::regex::optimize);
-      } catch (const std::regex_error& e) {
-        Fail(source, sigs[i]["regex"], p + ".regex", std::string("invalid regular expression: ") + e.what());
-      }
-      s.literals = RequiredLiterals(s.pattern);
-      s.hint = RequiredStr(source, sigs[i], "hint", p);
-      if (sigs[i]["infrastructure"]) s.infrastructure = Bool(source, sigs[i]["infrastructure"], p + ".infrastructure");
-      if (sigs[i]["before_training"]) s.before_training = Bool(source, sigs[i]["before_training"], p + ".before_training");
-      spec.signatures.push_back(std::move(s));
-    }
-    return spec;
-  });
+  return support::ParseTriageSpec(text, source);
 }
 
 Result<Knowledge> LoadKnowledge(const std::string& dir) {
@@ -448,75 +415,6 @@ Result<Knowledge> LoadKnowledge(const std::string& dir) {
   return k;
 }
 
-namespace {
-
-// Splits at '|' outside groups and classes.
-std::vector<std::string> TopLevelAlternatives(const std::string& p) {
-  std::vector<std::string> out(1);
-  int depth = 0;
-  bool in_class = false;
-  for (size_t i = 0; i < p.size(); ++i) {
-    char c = p[i];
-    if (c == '\\' && i + 1 < p.size()) {
-      out.back() += p.substr(i, 2);
-      ++i;
-      continue;
-    }
-    if (c == '[') in_class = true;
-    if (c == ']') in_class = false;
-    if (!in_class && c == '(') ++depth;
-    if (!in_class && c == ')') --depth;
-    if (!in_class && depth == 0 && c == '|') {
-      out.emplace_back();
-      continue;
-    }
-    out.back() += c;
-  }
-  return out;
-}
-
-// The longest run of characters the alternative must contain literally.
-std::string LongestLiteral(const std::string& alt) {
-  std::string best, run;
-  auto end_run = [&] {
-    if (run.size() > best.size()) best = run;
-    run.clear();
-  };
-  int depth = 0;
-  for (size_t i = 0; i < alt.size(); ++i) {
-    char c = alt[i];
-    if (c == '(' || c == '[') { end_run(); ++depth; continue; }
-    if (c == ')' || c == ']') { --depth; continue; }
-    if (depth > 0) continue;
-    if (c == '?' || c == '*' || c == '{') {  // the previous character is optional
-      if (!run.empty()) run.pop_back();
-      end_run();
-      continue;
-    }
-    if (c == '\\' && i + 1 < alt.size()) {
-      char e = alt[++i];
-      if (std::isalnum(static_cast<unsigned char>(e))) { end_run(); continue; }  // \d, \s, \b ...
-      run += e;
-      continue;
-    }
-    if (std::string("^$.+").find(c) != std::string::npos) { end_run(); continue; }
-    run += c;
-  }
-  end_run();
-  return best;
-}
-
-}  // namespace
-
-std::vector<std::string> RequiredLiterals(const std::string& pattern) {
-  std::vector<std::string> out;
-  for (const auto& alt : TopLevelAlternatives(pattern)) {
-    std::string lit = LongestLiteral(alt);
-    if (lit.size() < 3) return {};
-    out.push_back(lit);
-  }
-  return out;
-}
 
 const char* LeverTypeName(LeverType type) {
   switch (type) {

@@ -20,6 +20,7 @@
 #include "attune/metrics.h"
 #include "attune/stack.h"
 #include "attune/status.h"
+#include "attune/support/log_triage.h"
 
 namespace attune::megatron {
 
@@ -89,25 +90,9 @@ struct ObjectiveSpec {
   ObjectiveRule topology;
 };
 
-struct Signature {
-  std::string id;
-  FailureKind kind = FailureKind::kUnknown;
-  std::string pattern;
-  std::regex regex;
-  // Literals of which a matching line contains at least one (empty: no cheap pre-check), so
-  // that the regex runs only on candidate lines of long logs.
-  std::vector<std::string> literals;
-  std::string hint;
-  bool infrastructure = false;
-  bool before_training = false;
-};
-
-struct TriageSpec {
-  double hang_step_time_factor = 10;
-  double hang_startup_allowance_s = 1200;
-  double hang_min_silence_s = 300;
-  std::vector<Signature> signatures;
-};
+// The triage file's types are the support library's (shared by every stack).
+using Signature = support::TriageSignature;
+using TriageSpec = support::TriageSpec;
 
 struct Knowledge {
   std::vector<LeverSpec> levers;
@@ -126,9 +111,7 @@ Result<TriageSpec> ParseTriage(const std::string& text, const std::string& sourc
 const char* LeverTypeName(LeverType type);
 const char* DeviceKindName(DeviceKind kind);  // "cpu", "gpu", "unknown"
 
-// The literal pre-check of a regex: for each top-level alternative its longest run of plain
-// characters; empty when some alternative has no run of 3 or more.
-std::vector<std::string> RequiredLiterals(const std::string& pattern);
+using support::RequiredLiterals;
 nlohmann::json ConditionToJson(const Condition& c);
 
 }  // namespace attune::megatron

@@ -6,9 +6,14 @@
 #include <regex>
 #include <set>
 
-#include "log_lines.h"
+#include "attune/support/log_lines.h"
 
 namespace attune::megatron {
+
+using support::LogLine;
+using support::SplitLogLines;
+using support::Trim;
+
 namespace {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }

@@ -5,9 +5,13 @@
 #include <cstdlib>
 #include <regex>
 
-#include "log_lines.h"
+#include "attune/support/log_lines.h"
 
 namespace attune::megatron {
+
+using support::LogLine;
+using support::SplitLogLines;
+using support::Trim;
 
 const char* TimerFormatName(TimerFormat f) {
   switch (f) {

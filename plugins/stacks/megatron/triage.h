@@ -16,7 +16,10 @@
 
 namespace attune::megatron {
 
-Failure TriageLog(const TriageSpec& spec, std::string_view log, const JobEnd& end);
+// Progress for the hang rule comes from Megatron's iteration records, or from `progress` when a
+// stack built on Megatron (slime) reads its own records and passes them.
+Failure TriageLog(const TriageSpec& spec, std::string_view log, const JobEnd& end,
+                  const std::vector<support::ProgressRecord>* progress = nullptr);
 
 std::vector<Diagnosis> DiagnoseRun(const Recipe& recipe, const Measurement& measurement,
                                    const LogParse& parse, const ClusterInfo& cluster);

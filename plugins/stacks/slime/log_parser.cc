@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "log_lines.h"
+#include "attune/support/log_lines.h"
 
 namespace attune::slime {
 namespace {
@@ -133,12 +133,12 @@ bool IsTrainerPerf(const std::map<std::string, double>& d) {
 class Parser {
  public:
   LogParse Run(std::string_view log) {
-    for (const auto& line : megatron::SplitLogLines(log)) Line(line);
+    for (const auto& line : support::SplitLogLines(log)) Line(line);
     return std::move(out_);
   }
 
  private:
-  void Line(const megatron::LogLine& line) {
+  void Line(const support::LogLine& line) {
     if (line.text.find(": {") == std::string::npos) return;
     std::string text = std::regex_replace(line.text, kRepeated, "");
     std::smatch m;

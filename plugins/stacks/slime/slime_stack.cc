@@ -1,5 +1,6 @@
 #include "slime_stack.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 
@@ -31,9 +32,10 @@ megatron::TriageSpec ComposeTriage(const megatron::TriageSpec& slime, const mega
   for (const auto& s : slime.signatures) if (!IsLate(s)) out.signatures.push_back(s);
   for (const auto& s : megatron.signatures) {
     if (s.before_training) continue;  // slime logs have no Megatron training marker
-    out.signatures.push_back(s);
+    if (!IsLate(s)) out.signatures.push_back(s);
   }
   for (const auto& s : slime.signatures) if (IsLate(s)) out.signatures.push_back(s);
+  for (const auto& s : megatron.signatures) if (IsLate(s)) out.signatures.push_back(s);
   return out;
 }
 
@@ -134,7 +136,21 @@ Failure SlimeStack::Triage(std::string_view log, const JobEnd& end) const {
   Failure unknown;
   unknown.kind = FailureKind::kUnknown;
   unknown.signature = "triage_internal_error";
-  return Guard(unknown, [&] { return megatron::TriageLog(triage_, log, end); });
+  return Guard(unknown, [&] {
+    // slime's own records (rollout perf and train steps) are its progress: a training actor that
+    // falls silent while rollout actors keep logging is a hang. Rollout ids and train steps
+    // count differently, so the records are numbered in log order.
+    LogParse parse = ParseSlimeLog(log);
+    std::vector<const IterationSample*> records;
+    for (const auto& s : parse.iterations) records.push_back(&s);
+    std::stable_sort(records.begin(), records.end(),
+                     [](const IterationSample* a, const IterationSample* b) { return a->line < b->line; });
+    std::vector<support::ProgressRecord> progress;
+    for (const IterationSample* s : records) {
+      progress.push_back({s->line, static_cast<int64_t>(progress.size() + 1), 0, s->step_time_ms / 1000.0});
+    }
+    return megatron::TriageLog(triage_, log, end, &progress);
+  });
 }
 
 std::vector<Diagnosis> SlimeStack::Diagnose(const Recipe& recipe, const Measurement& measurement,

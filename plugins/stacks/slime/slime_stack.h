@@ -44,7 +44,7 @@ class SlimeStack final : public Stack {
  private:
   megatron::Knowledge slime_;
   std::unique_ptr<megatron::MegatronStack> megatron_;
-  megatron::TriageSpec triage_;  // slime's signatures, then Megatron's, then slime's "late." ones
+  megatron::TriageSpec triage_;  // slime's, Megatron's, slime's "late.", Megatron's "late." ones
   std::vector<Lever> levers_;    // slime's, then Megatron's levers on keys slime does not own
 };
 

@@ -330,3 +330,49 @@ TEST_CASE("a job that never logs an iteration for long is a hang at start-up", "
 
 }  // namespace
 }  // namespace attune::megatron
+
+namespace attune::megatron {
+namespace {
+
+using testing::Stack;
+
+TEST_CASE("failures under launcher prefixes: NCCL warnings, tracebacks, glued banners, with the rank", "[megatron][triage]") {
+  // srun --label on every line, blank ones included; NCCL's own warning is the only cause.
+  std::string nccl =
+      "0: iteration       10/     100 | consumed samples:          640 | elapsed time per iteration (ms): 1000.0 | lm loss: 9.0 |\n"
+      "5: \n"
+      "5: node7:1234:5678 [5] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.8<42> with error 12, opcode 0\n"
+      "0: srun: error: node7: task 5: Exited with exit code 1\n";
+  Failure f = Stack().Triage(nccl, JobEnd{1, "failed", 60});
+  CHECK(f.kind == FailureKind::kNcclError);
+  CHECK(f.signature == "late.nccl_warn");
+  CHECK(f.line == 3);
+  CHECK(f.process == "rank 5");
+  CHECK(f.infrastructure);
+
+  // A Python traceback under prefixes: the exception's own line is the evidence.
+  std::string traceback =
+      "[default3]: iteration       10/     100 | elapsed time per iteration (ms): 1000.0 | lm loss: 9.0 |\n"
+      "[default3]:Traceback (most recent call last):\n"
+      "[default3]:  File \"pretrain_gpt.py\", line 12, in <module>\n"
+      "[default3]:RuntimeError: expected scalar type Float but found BFloat16\n"
+      "[default0]:[W Utils.hpp:135] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated\n";
+  Failure t = Stack().Triage(traceback, JobEnd{1, "failed", 60});
+  CHECK(t.kind == FailureKind::kUnknown);
+  CHECK(t.signature == "late.python_exception");
+  CHECK(t.line == 4);
+  CHECK(t.process == "rank 3");
+
+  // Ranks' terminate banners glued on one line; the collective timeout comes later in a what().
+  std::string glued =
+      "[rank0]: iteration       10/     100 | elapsed time per iteration (ms): 1000.0 | lm loss: 9.0 |\n"
+      "terminate called after throwing an instance of 'c10::DistBackendError'terminate called after throwing an instance of 'c10::DistBackendError'\n"
+      "[rank2]:  what():  [PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with exception: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out.\n";
+  Failure g = Stack().Triage(glued, JobEnd{-1, "failed", 700});
+  CHECK(g.kind == FailureKind::kNcclTimeout);
+  CHECK(g.line == 3);
+  CHECK(g.process == "rank 2");
+}
+
+}  // namespace
+}  // namespace attune::megatron
