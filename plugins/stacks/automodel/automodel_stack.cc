@@ -236,9 +236,10 @@ nlohmann::json AutoModelStack::Describe() const {
       {{"id", "cp.seq_divisible"}, {"rule", "sequence length % cp_size == 0"}},
       {{"id", "ac.selective_strategy"}, {"rule", "selective activation checkpointing only with fsdp2/ddp"}}};
   nlohmann::json triage = nlohmann::json::array();
-  for (const auto& s : knowledge_.triage) {
+  for (const auto& s : knowledge_.triage.signatures) {
     triage.push_back({{"id", s.id}, {"kind", FailureKindName(s.kind)}, {"regex", s.pattern},
-                      {"hint", s.hint}, {"infrastructure", s.infrastructure}});
+                      {"hint", s.hint}, {"infrastructure", s.infrastructure},
+                      {"before_training", s.before_training}});
   }
   return {{"stack", "automodel"},     {"levers", levers},         {"objective_rules", rules},
           {"neutral", knowledge_.neutral}, {"constraints", constraints}, {"triage", triage}};

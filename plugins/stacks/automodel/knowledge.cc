@@ -2,13 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <fstream>
+#include <sstream>
+
 namespace attune::automodel {
 namespace {
-
-std::string Where(const std::string& file, const YAML::Node& node) {
-  auto mark = node.Mark();
-  return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-}
 
 std::vector<std::string> Strings(const YAML::Node& node) {
   std::vector<std::string> out;
@@ -58,27 +56,6 @@ ConditionalRule ParseConditional(const YAML::Node& n) {
   return rule;
 }
 
-Result<TriageSignature> ParseSignature(const std::string& file, const YAML::Node& n) {
-  TriageSignature sig;
-  sig.id = n["id"].as<std::string>();
-  auto kind = FailureKindFromName(n["kind"].as<std::string>());
-  if (!kind) {
-    return Status::InvalidArgument(Where(file, n["kind"]) + ": signatures." + sig.id +
-                                   ".kind: unknown failure kind '" + n["kind"].as<std::string>() + "'");
-  }
-  sig.kind = *kind;
-  sig.pattern = n["regex"].as<std::string>();
-  try {
-    sig.regex = std::regex(sig.pattern, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error& e) {
-    return Status::InvalidArgument(Where(file, n["regex"]) + ": signatures." + sig.id +
-                                   ".regex: invalid regular expression: " + e.what());
-  }
-  sig.hint = n["hint"].as<std::string>("");
-  sig.infrastructure = n["infrastructure"].as<bool>(false);
-  return sig;
-}
-
 Result<YAML::Node> LoadYaml(const std::string& path) {
   try {
     return YAML::LoadFile(path);
@@ -109,11 +86,14 @@ Status LoadObjective(const std::string& dir, Knowledge* k) {
 
 Status LoadTriage(const std::string& dir, Knowledge* k) {
   std::string file = dir + "/triage.yaml";
-  ATTUNE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(file));
-  for (const auto& n : root["signatures"]) {
-    ATTUNE_ASSIGN_OR_RETURN(TriageSignature sig, ParseSignature(file, n));
-    k->triage.push_back(std::move(sig));
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return Status::NotFound("cannot read '" + file + "': the automodel stack's knowledge files are "
+                            "missing; set ATTUNE_DATA_DIR to the folder holding stacks/");
   }
+  std::ostringstream text;
+  text << in.rdbuf();
+  ATTUNE_ASSIGN_OR_RETURN(k->triage, support::ParseTriageSpec(text.str(), file));
   return Status::Ok();
 }
 

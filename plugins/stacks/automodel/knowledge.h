@@ -13,6 +13,7 @@
 #include "attune/metrics.h"
 #include "attune/stack.h"
 #include "attune/status.h"
+#include "attune/support/log_triage.h"
 
 namespace attune::automodel {
 
@@ -39,21 +40,12 @@ struct ConditionalRule {
   std::string reason;
 };
 
-struct TriageSignature {
-  std::string id;
-  FailureKind kind = FailureKind::kUnknown;
-  std::regex regex;
-  std::string pattern;
-  std::string hint;
-  bool infrastructure = false;
-};
-
 struct Knowledge {
   std::vector<LeverSpec> levers;
   std::vector<ObjectiveRule> rules;
   std::vector<ConditionalRule> conditionals;
   std::vector<std::string> neutral;
-  std::vector<TriageSignature> triage;
+  support::TriageSpec triage;  // stacks/automodel/triage.yaml, the shared triage schema
 
   const LeverSpec* FindLever(const std::string& dotted_key) const;
 };

@@ -4,19 +4,15 @@
 
 #include <algorithm>
 #include <regex>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
+#include "attune/support/log_lines.h"
+
 namespace attune::automodel {
 namespace {
-
-// Removes ANSI colour codes and a trailing CR.
-std::string Clean(std::string line) {
-  static const std::regex kAnsi("\x1b\\[[0-9;]*m");
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line.find('\x1b') != std::string::npos) line = std::regex_replace(line, kAnsi, "");
-  return line;
-}
 
 std::optional<double> Number(const std::string& s) {
   try {
@@ -91,37 +87,125 @@ bool ParseJsonlRecord(const std::string& line, IterationSample* s) {
   return true;
 }
 
+// The "name=value" and "name: value" fields of a line, split at ',' and '|' ("epoch=0 step=10
+// loss=2.3", "global_step: 17 | reduced_train_loss: 11.03", "…, train_step_timing in s=2.01]").
+std::map<std::string, double> NamedFields(const std::string& line) {
+  std::map<std::string, double> out;
+  static const std::regex kField(R"(([A-Za-z_][A-Za-z0-9_/ ]*?)\s*(=|: )\s*([-+]?(?:[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|nan|inf))(?![A-Za-z0-9_.]))");
+  for (auto it = std::sregex_iterator(line.begin(), line.end(), kField); it != std::sregex_iterator(); ++it) {
+    std::string name = support::Trim((*it)[1].str());
+    size_t cut = name.find_last_of(",|[(");
+    if (cut != std::string::npos) name = support::Trim(name.substr(cut + 1));
+    if (name.empty()) continue;
+    if (auto v = Number((*it)[3].str())) out.emplace(name, *v);
+  }
+  return out;
+}
+
+std::optional<double> Field(const std::map<std::string, double>& f, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (auto it = f.find(n); it != f.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
+// NeMo 2.x progress lines (Lightning's bar and NeMo's progress printer): global_step with the
+// reduced train loss; the step time is "train_step_timing in s" when printed.
+bool ParseNemoProgress(const std::string& line, IterationSample* s) {
+  if (line.find("global_step") == std::string::npos) return false;
+  auto f = NamedFields(line);
+  auto step = Field(f, {"global_step"});
+  auto loss = Field(f, {"reduced_train_loss", "train_loss", "loss"});
+  auto timing = Field(f, {"train_step_timing in s", "train_step_timing"});
+  if (!step || (!loss && !timing)) return false;
+  s->iteration = static_cast<int64_t>(*step);
+  if (loss && *loss == *loss) s->loss = *loss;
+  if (timing) s->step_time_ms = *timing * 1000.0;
+  if (auto v = Field(f, {"lr"})) s->extra["lr"] = *v;
+  if (auto v = Field(f, {"tps"})) s->extra["tps"] = *v;
+  if (auto v = Field(f, {"grad_norm"})) s->grad_norm = *v;
+  if (auto v = Field(f, {"consumed_samples"})) s->extra["consumed_samples"] = *v;
+  if (auto v = Field(f, {"global_batch_size"})) s->extra["global_batch_size"] = *v;
+  if (auto v = Field(f, {"epoch"})) s->extra["epoch"] = *v;
+  s->extra["format"] = 2;
+  return true;
+}
+
+// Recipes that log "key=value" pairs ("epoch=0 step=10 loss=2.31 grad_norm=1.2 lr=1e-05"); the
+// step time comes from "step_time"/"iter_time" (seconds) when printed, else from the timestamps.
+bool ParseKeyValueLine(const std::string& line, IterationSample* s) {
+  if (line.find("step=") == std::string::npos) return false;
+  auto f = NamedFields(line);
+  auto step = Field(f, {"step", "global_step", "train_step"});
+  auto loss = Field(f, {"loss", "train_loss", "train/loss"});
+  if (!step || !loss) return false;
+  s->iteration = static_cast<int64_t>(*step);
+  if (*loss == *loss) s->loss = *loss;
+  if (auto v = Field(f, {"grad_norm", "train/grad_norm"})) s->grad_norm = *v;
+  if (auto v = Field(f, {"lr", "learning_rate"})) s->extra["lr"] = *v;
+  if (auto v = Field(f, {"epoch"})) s->extra["epoch"] = *v;
+  if (auto v = Field(f, {"tps", "tokens_per_sec", "tokens_per_second"})) s->extra["tps"] = *v;
+  if (auto v = Field(f, {"tps_per_gpu"})) s->extra["tps_per_gpu"] = *v;
+  if (auto v = Field(f, {"mem", "mem_gib"})) s->extra["mem_gib"] = *v;
+  if (auto v = Field(f, {"num_label_tokens"})) s->extra["num_label_tokens"] = *v;
+  if (auto v = Field(f, {"step_time", "iter_time", "time_per_step"})) s->step_time_ms = *v * 1000.0;
+  s->extra["format"] = 3;
+  return true;
+}
+
 bool MarksContamination(const std::string& line) {
   return line.find("[val]") != std::string::npos ||
          line.find("Saving checkpoint") != std::string::npos ||
          line.find("validation loss") != std::string::npos;
 }
 
+bool HasOwnTime(const IterationSample& s) {
+  return s.step_time_ms > 0 || s.extra.count("tps") || s.extra.count("tps_per_gpu");
+}
+
+// Step times from the lines' timestamps, for records that print none: the time since the
+// previous record over the steps between them.
+void TimesFromTimestamps(const std::vector<double>& stamps, LogParse* parse) {
+  for (size_t i = 1; i < parse->iterations.size(); ++i) {
+    IterationSample& s = parse->iterations[i];
+    const IterationSample& prev = parse->iterations[i - 1];
+    if (HasOwnTime(s) || stamps[i] < 0 || stamps[i - 1] < 0 || s.iteration <= prev.iteration) continue;
+    double seconds = stamps[i] - stamps[i - 1];
+    if (seconds <= 0) continue;
+    s.step_time_ms = seconds * 1000.0 / static_cast<double>(s.iteration - prev.iteration);
+    s.extra["time_from_timestamps"] = 1;
+  }
+}
+
 }  // namespace
 
 LogParse ParseAutoModelLog(std::string_view log) {
   LogParse parse;
-  std::istringstream in{std::string(log)};
-  std::string raw;
-  int line_no = 0;
   bool contaminated = false;
-  while (std::getline(in, raw)) {
-    ++line_no;
-    std::string line = Clean(raw);
+  std::set<int64_t> seen;
+  std::vector<double> stamps;  // each record's timestamp, -1 when its line has none
+  for (const auto& line : support::SplitLogLines(log)) {
+    const std::string& text = line.text;
     IterationSample s;
-    if (ParseStepLine(line, &s) || ParseJsonlRecord(line, &s)) {
-      s.line = line_no;
+    if (ParseStepLine(text, &s) || ParseJsonlRecord(text, &s) || ParseNemoProgress(text, &s) ||
+        ParseKeyValueLine(text, &s)) {
+      // Several ranks (or a progress bar's redraws within one optimizer step) print the same
+      // step: the first is kept.
+      if (!seen.insert(s.iteration).second) continue;
+      s.line = line.number;
       if (contaminated) s.extra["contaminated"] = 1;
       contaminated = false;
       if (auto mem = s.extra.find("mem_gib"); mem != s.extra.end()) {
         parse.memory.push_back(MemorySample{0, s.iteration, 0, mem->second * 1024, 0, 0});
       }
+      stamps.push_back(line.timestamp_s.value_or(-1));
       parse.iterations.push_back(std::move(s));
       parse.training_started = true;
-    } else if (MarksContamination(line)) {
+    } else if (MarksContamination(text)) {
       contaminated = true;
     }
   }
+  TimesFromTimestamps(stamps, &parse);
   return parse;
 }
 
@@ -136,10 +220,17 @@ Result<Measurement> MeasureAutoModel(const LogParse& parse, long long dp_cp, lon
     if (i == 0 || s.extra.count("contaminated")) continue;  // warm-up, or includes val/ckpt time
     double total = s.extra.count("tps") ? s.extra.at("tps")
                    : s.extra.count("tps_per_gpu") ? s.extra.at("tps_per_gpu") * dp_cp : 0;
+    double tokens = s.extra.count("num_label_tokens") ? s.extra.at("num_label_tokens") : tokens_per_step;
+    if (total <= 0 && s.step_time_ms > 0 && tokens_per_step > 0) {
+      total = tokens_per_step / (s.step_time_ms / 1000.0);  // a step time without a tps figure
+    }
     if (total <= 0) continue;
     per_gpu.push_back(total / std::max(1LL, world));
-    double tokens = s.extra.count("num_label_tokens") ? s.extra.at("num_label_tokens") : tokens_per_step;
-    if (tokens > 0) step_times.push_back(tokens / total);
+    if (s.step_time_ms > 0) {
+      step_times.push_back(s.step_time_ms / 1000.0);
+    } else if (tokens > 0) {
+      step_times.push_back(tokens / total);
+    }
   }
   if (per_gpu.empty()) {
     return Status::FailedPrecondition("the log has " + std::to_string(m.iterations_logged) +
@@ -157,62 +248,25 @@ Result<Measurement> MeasureAutoModel(const LogParse& parse, long long dp_cp, lon
   return m;
 }
 
-namespace {
-
-std::optional<Failure> MatchSignatures(std::string_view log, const Knowledge& knowledge) {
-  std::vector<std::string> lines;
-  std::istringstream in{std::string(log)};
-  for (std::string raw; std::getline(in, raw);) lines.push_back(Clean(raw));
-  for (const auto& sig : knowledge.triage) {
-    for (size_t i = 0; i < lines.size(); ++i) {
-      if (std::regex_search(lines[i], sig.regex)) {
-        return Failure{sig.kind, sig.id, lines[i], static_cast<int>(i + 1), sig.hint,
-                       sig.infrastructure};
+Failure TriageAutoModel(std::string_view log, const JobEnd& end, const Knowledge& knowledge) {
+  auto lines = support::SplitLogLines(log);
+  LogParse parse = ParseAutoModelLog(log);
+  support::TriageInput input;
+  input.training_start = lines.size();
+  for (const auto& s : parse.iterations) {
+    input.progress.push_back({s.line, s.iteration, 0, s.step_time_ms / 1000.0});
+    if (input.training_start == lines.size()) {
+      for (size_t i = 0; i < lines.size(); ++i) {
+        if (lines[i].number == s.line) {
+          input.training_start = i;
+          break;
+        }
       }
     }
   }
-  return std::nullopt;
-}
-
-std::string LastLine(std::string_view log, int* line_no) {
-  std::istringstream in{std::string(log)};
-  std::string last;
-  int n = 0;
-  for (std::string raw; std::getline(in, raw);) {
-    ++n;
-    std::string line = Clean(raw);
-    if (line.find_first_not_of(" \t") != std::string::npos) {
-      last = line;
-      *line_no = n;
-    }
-  }
-  return last;
-}
-
-}  // namespace
-
-Failure TriageAutoModel(std::string_view log, const JobEnd& end, const Knowledge& knowledge) {
-  if (auto matched = MatchSignatures(log, knowledge)) return *matched;
-  Failure f;
-  f.evidence = LastLine(log, &f.line);
-  if (end.launcher_state == "cancelled") {
-    f.kind = FailureKind::kCancelled;
-    f.hint = "the job was cancelled";
-  } else if (end.launcher_state == "node_failure" || end.launcher_state == "preempted") {
-    f.kind = FailureKind::kNodeFailure;
-    f.infrastructure = true;
-    f.hint = "the infrastructure failed; retrying the same recipe may pass";
-  } else if (end.launcher_state == "timed_out") {
-    bool progressed = ParseAutoModelLog(log).iterations.size() >= 2;
-    f.kind = progressed ? FailureKind::kTimeLimit : FailureKind::kHang;
-    f.hint = progressed ? "the job ran past its time limit; run fewer steps or raise the limit"
-                        : "no step finished before the time limit: the job hung (check NCCL and data loading)";
-  } else if (end.exit_code != 0) {
-    f.kind = FailureKind::kUnknown;
-    f.hint = "the job exited with code " + std::to_string(end.exit_code) +
-             " and no known signature matched; read the log's last lines";
-  }
-  return f;
+  // AutoModel prints no "training finished" marker; a clean exit is judged by its exit code and
+  // the signatures (an exit code alone is not enough: `cmd | tee log` exits 0 when cmd fails).
+  return support::TriageLines(knowledge.triage, lines, input, end);
 }
 
 }  // namespace attune::automodel

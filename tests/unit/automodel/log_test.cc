@@ -108,3 +108,82 @@ TEST_CASE("a clean log is no failure; a silent timeout is a hang", "[automodel][
   auto hang = TheStack().Triage("INFO:root:starting\n", JobEnd{-1, "timed_out", 3600});
   CHECK(hang.kind == FailureKind::kHang);
 }
+
+TEST_CASE("key=value step lines without a step time are timed from their timestamps", "[automodel][log]") {
+  Recipe recipe = Import("launch_automodel.sh");  // 8 GPUs; 4096 tokens × 64 sequences per step
+  std::string log =
+      "2025-06-01 12:00:00,000 - INFO - epoch=0 step=1 loss=2.50 grad_norm=1.10 lr=1e-05\n"
+      "2025-06-01 12:00:01,000 - INFO - loading next shard\n"
+      "2025-06-01 12:00:02,000 - INFO - epoch=0 step=2 loss=2.40 grad_norm=1.00 lr=1e-05\n"
+      "2025-06-01 12:00:04,500 - INFO - epoch=0 step=3 loss=2.30 grad_norm=0.90 lr=1e-05\n"
+      "2025-06-01 12:00:09,500 - INFO - epoch=0 step=5 loss=2.20 grad_norm=0.80 lr=1e-05\n";
+  auto parse = TheStack().ParseLog(log);
+  REQUIRE(parse.iterations.size() == 4);
+  CHECK(parse.iterations[0].step_time_ms == 0);  // nothing before it to time it by
+  CHECK(parse.iterations[1].step_time_ms == Approx(2000));
+  CHECK(parse.iterations[2].step_time_ms == Approx(2500));
+  CHECK(parse.iterations[3].step_time_ms == Approx(2500));  // 5 s over two steps
+  CHECK(parse.iterations[3].iteration == 5);
+  CHECK(*parse.iterations[3].loss == 2.2);
+  CHECK(*parse.iterations[3].grad_norm == 0.8);
+  CHECK(parse.iterations[3].extra.at("time_from_timestamps") == 1);
+  auto m = TheStack().Measure(parse, recipe);
+  REQUIRE(m.ok());
+  CHECK(m->iterations_used == 3);
+  CHECK(m->step_time_s == Approx(2.5));
+  CHECK(m->tokens_per_s_per_gpu == Approx(4096.0 * 64 / 2.5 / 8));
+}
+
+TEST_CASE("NeMo 2.x progress bars: one record per global step, timed by train_step_timing", "[automodel][log]") {
+  // Lightning redraws the bar with a carriage return after every micro-batch; global_step only
+  // moves once per optimizer step.
+  std::string log =
+      "Epoch 0: :   1%|          | 1/100 [00:02<03:18, reduced_train_loss=11.00, global_step=0.000, consumed_samples=64.0, train_step_timing in s=2.100]\r"
+      "Epoch 0: :   2%|1         | 2/100 [00:04<03:10, reduced_train_loss=11.00, global_step=0.000, consumed_samples=64.0, train_step_timing in s=2.100]\r"
+      "Epoch 0: :   3%|2         | 3/100 [00:06<03:05, reduced_train_loss=10.50, global_step=1.000, consumed_samples=128.0, train_step_timing in s=2.000]\r"
+      "Epoch 0: :   5%|4         | 5/100 [00:08<03:01, reduced_train_loss=10.20, global_step=2.000, consumed_samples=192.0, train_step_timing in s=1.900]\n"
+      "[NeMo I 2025-01-02 03:04:05 nemo_logging:349] Training epoch 0, iteration 3/99 | lr: 1.274e-05 | global_batch_size: 64 | global_step: 3 | reduced_train_loss: 10.1 | train_step_timing in s: 1.95 | consumed_samples: 256\n";
+  auto parse = TheStack().ParseLog(log);
+  REQUIRE(parse.iterations.size() == 4);
+  std::vector<int64_t> steps;
+  std::vector<double> ms, losses;
+  for (const auto& s : parse.iterations) {
+    steps.push_back(s.iteration);
+    ms.push_back(s.step_time_ms);
+    losses.push_back(*s.loss);
+  }
+  CHECK(steps == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(ms == std::vector<double>{2100, 2000, 1900, 1950});
+  CHECK(losses == std::vector<double>{11.0, 10.5, 10.2, 10.1});
+  CHECK(parse.iterations[3].extra.at("lr") == Approx(1.274e-05));
+  CHECK(parse.iterations[3].extra.at("global_batch_size") == 64);
+  CHECK(parse.iterations[1].line == 1);  // all redraws are on the first physical line
+  CHECK(parse.iterations[3].line == 2);
+}
+
+TEST_CASE("step lines under launcher prefixes parse once, whichever ranks print them", "[automodel][log]") {
+  std::string log =
+      "0: step 1 | epoch 0 | loss 2.0000 | grad_norm 1.0 | lr 1.00e-05 | mem 10.00 GiB | tps 900.00\n"
+      "1: step 1 | epoch 0 | loss 2.0000 | grad_norm 1.0 | lr 1.00e-05 | mem 10.00 GiB | tps 900.00\n"
+      "> (TrainActor pid=3, ip=10.0.0.1) step 2 | epoch 0 | loss 1.9000 | grad_norm 1.0 | lr 1.00e-05 | mem 10.00 GiB | tps 950.00 [repeated 3x across cluster]\n";
+  auto parse = TheStack().ParseLog(log);
+  REQUIRE(parse.iterations.size() == 2);
+  CHECK(parse.iterations[1].iteration == 2);
+  CHECK(parse.iterations[1].extra.at("tps") == 950.0);
+}
+
+TEST_CASE("triage names the rank of the evidence and finds a silent training rank", "[automodel][triage]") {
+  auto oom = TheStack().Triage("0: step 1 | epoch 0 | loss 2.0\n3: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1 GiB\n",
+                               JobEnd{1, "failed", 10});
+  CHECK(oom.kind == FailureKind::kOom);
+  CHECK(oom.line == 2);
+  CHECK(oom.process == "rank 3");
+  std::string silent =
+      "2025-06-01 12:00:00 - INFO - epoch=0 step=1 loss=2.50\n"
+      "2025-06-01 12:00:02 - INFO - epoch=0 step=2 loss=2.40\n"
+      "2025-06-01 12:30:00 - INFO - dataloader worker 3 heartbeat\n";
+  auto hang = TheStack().Triage(silent, JobEnd{-1, "timed_out", 2000});
+  CHECK(hang.kind == FailureKind::kHang);
+  CHECK(hang.line == 3);
+  CHECK(hang.hint.find("no training step for 1798 s after step 2") == 0);
+}
