@@ -1,5 +1,6 @@
 // `attune log parse` and `attune log triage`: a stack's reading of one training log.
 #include <iomanip>
+#include <set>
 #include <ostream>
 
 #include "cli/args.h"
@@ -94,7 +95,14 @@ int RunLogParse(const std::vector<std::string>& args, Env& env) {
   if (json) {
     nlohmann::json iterations = nlohmann::json::array();
     for (const auto& it : parse.iterations) iterations.push_back(IterationToJson(it));
+    nlohmann::json memory = nlohmann::json::array();
+    for (const auto& m : parse.memory) {
+      memory.push_back({{"rank", m.rank}, {"after_iteration", m.after_iteration},
+                        {"allocated_mb", m.allocated_mb}, {"max_allocated_mb", m.max_allocated_mb},
+                        {"reserved_mb", m.reserved_mb}, {"max_reserved_mb", m.max_reserved_mb}});
+    }
     *env.out << nlohmann::json{{"iterations", iterations},
+                               {"memory", memory},
                                {"training_started", parse.training_started},
                                {"warnings", parse.warnings},
                                {"all_iterations", all},
@@ -115,11 +123,16 @@ int RunLogParse(const std::vector<std::string>& args, Env& env) {
 }
 
 int RunLogTriage(const std::vector<std::string>& args, Env& env) {
-  ArgParser p("log triage --stack NAME FILE [--exit-code N] [--json]",
+  ArgParser p("log triage --stack NAME FILE [--exit-code N] [--state S] [--ran-seconds T] [--json]",
               "Classifies why a job failed, from its log: kind, the rule that matched, the "
-              "evidence line and a hint.");
+              "evidence line, the process that printed it and a hint. --state and --ran-seconds "
+              "say how the job ended, as a launcher would (a hang is judged from them).");
   p.Options()("stack", po::value<std::string>(), "stack plugin (required)")(
       "exit-code", po::value<int>()->default_value(-1), "the job's exit code, when known")(
+      "state", po::value<std::string>()->default_value(""),
+      "how the job ended: failed, timed_out, cancelled, node_failure, preempted, succeeded "
+      "(default: not said)")(
+      "ran-seconds", po::value<double>()->default_value(0), "how long the job ran (0: unknown)")(
       "json", "machine-readable output")(
       "plugin-path", po::value<std::vector<std::string>>(), "extra plugin directory");
   p.Positional("file");
@@ -130,6 +143,18 @@ int RunLogTriage(const std::vector<std::string>& args, Env& env) {
   if (!input.ok()) return ReportError(env, "log triage", input.status(), json);
   JobEnd end;
   end.exit_code = p.vm()["exit-code"].as<int>();
+  end.launcher_state = p.Get("state");
+  end.ran_seconds = p.vm()["ran-seconds"].as<double>();
+  static const std::set<std::string> kStates = {"", "failed", "timed_out", "cancelled", "node_failure",
+                                                "preempted", "succeeded"};
+  if (!kStates.count(end.launcher_state) || end.ran_seconds < 0) {
+    return ReportError(env, "log triage",
+                       Status::InvalidArgument("--state must be one of failed, timed_out, cancelled, "
+                                               "node_failure, preempted, succeeded and --ran-seconds "
+                                               "0 or more (got '" + end.launcher_state + "', " +
+                                               std::to_string(end.ran_seconds) + ")"),
+                       json);
+  }
   Failure f = input->stack->Triage(input->text, end);
   if (json) {
     *env.out << FailureToJson(f).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -138,6 +163,7 @@ int RunLogTriage(const std::vector<std::string>& args, Env& env) {
   *env.out << "kind: " << FailureKindName(f.kind) << "\n";
   if (!f.signature.empty()) *env.out << "rule: " << f.signature << "\n";
   if (!f.evidence.empty()) *env.out << "evidence (line " << f.line << "): " << f.evidence << "\n";
+  if (!f.process.empty()) *env.out << "printed by: " << f.process << "\n";
   if (!f.hint.empty()) *env.out << "hint: " << f.hint << "\n";
   if (f.infrastructure) *env.out << "infrastructure: a retry of the same recipe may pass\n";
   return kExitOk;

@@ -25,7 +25,7 @@ const std::vector<Command>& Commands() {
        "print the command and environment the recipe's stack would launch", RunRecipeLaunch},
       {"log parse", "log parse --stack NAME FILE [--recipe R] [--json]",
        "parse a training log into per-iteration numbers and a summary", RunLogParse},
-      {"log triage", "log triage --stack NAME FILE [--exit-code N] [--json]",
+      {"log triage", "log triage --stack NAME FILE [--exit-code N] [--state S] [--ran-seconds T] [--json]",
        "classify why a job failed from its log", RunLogTriage},
       {"gate check", "gate check --stack NAME BASE CANDIDATE [--json]",
        "may CANDIDATE be compared with BASE? (exit 0 pass, 1 refused)", RunGateCheck},
