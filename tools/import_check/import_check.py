@@ -24,6 +24,18 @@ RECORDER = r'''#!/bin/bash
 out="$REFERENCE_DIR/$(date +%s%N)-$$"
 mkdir -p "$out"
 printf '%s\0' "${0##*/}" "$@" > "$out/argv"
+# srun/mpirun run the shell they are given on each task (`srun … bash -c 'python …'`): so does the
+# reference, as task 0.
+case "${0##*/}" in
+  srun|mpirun)
+    for ((i = 1; i < $#; i++)); do
+      case "${!i##*/}" in
+        bash|sh) j=$((i + 1)); k=$((i + 2))
+          [[ "${!j}" =~ ^-[a-zA-Z]*c[a-zA-Z]*$ ]] && SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 exec bash -c "${!k}"
+          break ;;
+      esac
+    done ;;
+esac
 exit 0
 '''
 RECORDED = ['torchrun', 'python', 'python3', 'ray', 'uv', 'srun', 'mpirun', 'deepspeed',

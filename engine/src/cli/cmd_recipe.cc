@@ -81,10 +81,16 @@ Result<double> PositiveNumber(const std::string& option, const std::string& text
 }
 
 // What the evaluation saw besides the launch, said on stderr: nothing is dropped silently.
-void SayCapture(Env& env, const std::string& file, const importer::Capture& capture, size_t launch) {
+void SayCapture(Env& env, const std::string& file, const importer::Capture& capture,
+                const importer::LaunchCall& launch) {
   const std::string who = "attune recipe import: " + file + ": ";
+  if (launch.wrapper) {
+    *env.err << who << "the launch ran inside a shell of "
+             << importer::DescribeCall(capture.calls[*launch.wrapper])
+             << "; imported as that launcher running it directly\n";
+  }
   for (size_t i = 0; i < capture.calls.size(); ++i) {
-    if (i == launch) continue;
+    if (i == launch.index || (launch.wrapper && i == *launch.wrapper)) continue;
     *env.err << who
              << (capture.calls[i].refused_file_command
                      ? "refused by the read-only sandbox (the script went on as if it had worked): "
@@ -216,7 +222,7 @@ int RunRecipeImport(const std::vector<std::string>& args, Env& env) {
                                       p.Get("stack") + " stack was asked to read it)");
     return ReportError(env, cmd, why, false);
   }
-  if (evaluate) SayCapture(env, file, capture, launch.index);
+  if (evaluate) SayCapture(env, file, capture, launch);
   for (const auto& token : unknown) {
     *env.err << "attune recipe import: " << file << ": not understood: " << token << "\n";
   }

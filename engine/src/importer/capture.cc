@@ -25,7 +25,9 @@ namespace fs = std::filesystem;
 // none of which is stubbed. nvidia-smi answers as a machine with $ATTUNE_IMPORT_GPUS GPUs when that
 // is set, and says nothing otherwise. File commands (mkdir, touch, rm, cp, mv, ln, chmod) run for
 // real; where the read-only sandbox refuses them they are recorded and pretend to succeed, so that a
-// `set -e` script that prepares its checkpoint folder still reaches its launch.
+// `set -e` script that prepares its checkpoint folder still reaches its launch. A launcher that
+// wraps its job in a shell (`srun … bash -c 'python train.py …'`, `mpirun … sh -lc …`) runs that
+// shell, so the training call inside is recorded too, with <stamp>.parent naming the wrapper.
 constexpr const char* kStub = R"STUB(#!/bin/bash
 # attune recipe import: records this call instead of running it.
 name=${0##*/}
@@ -41,6 +43,26 @@ printf '%s\0' "$name" "$@" > "$stamp.argv"
 env -0 > "$stamp.env"
 pwd > "$stamp.cwd"
 if [ -n "${soft:-}" ]; then printf soft > "$stamp.kind"; fi
+if [ -n "${ATTUNE_IMPORT_WRAPPER:-}" ]; then printf '%s' "$ATTUNE_IMPORT_WRAPPER" > "$stamp.parent"; fi
+case "$name" in
+  srun|mpirun|mpiexec)
+    for ((i = 1; i < $#; i++)); do
+      case "${!i##*/}" in
+        bash|sh|dash|zsh)
+          j=$((i + 1))
+          if [[ "${!j}" =~ ^-[a-zA-Z]*c[a-zA-Z]*$ ]] && ((j < $#)); then
+            k=$((j + 1))
+            # As task 0 of the step sees it (per-task values are never part of a recipe).
+            ATTUNE_IMPORT_WRAPPER="${stamp##*/}" SLURM_PROCID=${SLURM_PROCID:-0} \
+              SLURM_NODEID=${SLURM_NODEID:-0} SLURM_LOCALID=${SLURM_LOCALID:-0} \
+              OMPI_COMM_WORLD_RANK=${OMPI_COMM_WORLD_RANK:-0} PMI_RANK=${PMI_RANK:-0} \
+              /bin/bash -c "${!k}" "${@:$((k + 1))}"
+            exit $?
+          fi
+          break ;;
+      esac
+    done ;;
+esac
 if [ "$name" = nvidia-smi ] && [ -n "${ATTUNE_IMPORT_GPUS:-}" ]; then
   for arg in "$@"; do
     case "$arg" in
@@ -54,7 +76,10 @@ exit 0
 
 // Variables the shell or the stub set by themselves: never part of a recipe.
 const std::set<std::string> kShellVariables = {"PWD", "OLDPWD", "SHLVL", "_", "ATTUNE_CAPTURE_DIR",
-                                                "ATTUNE_IMPORT_GPUS"};
+                                                "ATTUNE_IMPORT_GPUS", "ATTUNE_IMPORT_WRAPPER",
+                                                // per-task values a wrapper's shell sees
+                                                "SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID",
+                                                "OMPI_COMM_WORLD_RANK", "PMI_RANK"};
 
 // Folders whose stubbed programs are covered by a stub mounted over them, so that an absolute
 // path (/usr/bin/python3) is recorded as well.
@@ -205,10 +230,14 @@ Result<std::vector<CapturedCall>> ReadCalls(const fs::path& records, const std::
   }
   std::sort(stamps.begin(), stamps.end());
   std::vector<CapturedCall> calls;
+  std::map<std::string, size_t> by_stamp;  // "<time>-<pid>" -> index in calls
   for (auto stamp : stamps) {
     CapturedCall call;
     call.argv = SplitNul(ReadFile(stamp));
     if (call.argv.empty()) continue;  // killed while recording
+    by_stamp[stamp.stem().string()] = calls.size();
+    auto parent = by_stamp.find(ReadFile(fs::path(stamp).replace_extension(".parent")));
+    if (parent != by_stamp.end()) call.wrapper = parent->second;
     for (const auto& entry : SplitNul(ReadFile(stamp.replace_extension(".env")))) {
       size_t eq = entry.find('=');
       if (eq == std::string::npos) continue;

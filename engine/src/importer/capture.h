@@ -34,6 +34,8 @@ struct CapturedCall {
   // A file command (mkdir, touch, rm, cp, mv, ln, chmod) that the read-only sandbox refused and
   // that pretended to succeed; the other file commands ran for real and are not recorded.
   bool refused_file_command = false;
+  // The launcher call (srun, mpirun) whose `bash -c '…'` made this call, by index in the calls.
+  std::optional<size_t> wrapper;
 };
 
 struct CaptureOptions {

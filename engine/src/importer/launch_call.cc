@@ -72,6 +72,23 @@ std::vector<std::string> LaunchArgv(const CapturedCall& call) {
   return call.argv;
 }
 
+bool IsShell(const std::string& word) {
+  std::string name = word.substr(word.rfind('/') == std::string::npos ? 0 : word.rfind('/') + 1);
+  return name == "bash" || name == "sh" || name == "dash" || name == "zsh";
+}
+
+// A training call made inside `srun … bash -c '…'`: the launcher's words up to its shell, then the
+// training call, as if the launcher had run it directly (`srun -N 2 … python train.py …`).
+std::vector<std::string> Unwrapped(const CapturedCall& wrapper, const CapturedCall& inner) {
+  std::vector<std::string> argv;
+  for (const auto& word : wrapper.argv) {
+    if (IsShell(word)) break;
+    argv.push_back(word);
+  }
+  for (const auto& word : LaunchArgv(inner)) argv.push_back(word);
+  return argv;
+}
+
 }  // namespace
 
 bool IsLaunch(const CapturedCall& call) { return ArgvLaunches(call.argv); }
@@ -95,8 +112,13 @@ Result<LaunchCall> PickLaunch(const std::vector<CapturedCall>& calls) {
     for (const auto& [name, value] : calls[i].env) {
       launch.command += "export " + name + "=" + ShellQuote(value) + "\n";
     }
+    std::vector<std::string> argv = LaunchArgv(calls[i]);
+    if (calls[i].wrapper && *calls[i].wrapper < i) {
+      launch.wrapper = calls[i].wrapper;
+      argv = Unwrapped(calls[*calls[i].wrapper], calls[i]);
+    }
     std::string line;
-    for (const auto& word : LaunchArgv(calls[i])) {
+    for (const auto& word : argv) {
       if (!line.empty()) line += ' ';
       line += ShellQuote(word);
     }

@@ -4,6 +4,7 @@
 #ifndef ATTUNE_ENGINE_IMPORTER_LAUNCH_CALL_H_
 #define ATTUNE_ENGINE_IMPORTER_LAUNCH_CALL_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ struct LaunchCall {
   size_t index = 0;     // in the calls
   std::string command;  // `export NAME='value'` lines, then the quoted argv: for Stack::ImportLaunch
   std::string cwd;      // where the script made the call (relative paths in it are from here)
+  // The srun/mpirun call whose `bash -c '…'` made the launch; its words come first in `command`.
+  std::optional<size_t> wrapper;
 };
 
 // A call that starts training (torchrun, python <script> or -m <module>, ray job submit, srun,

@@ -304,6 +304,47 @@ size_t FindLauncher(const std::vector<std::string>& w) {
   return w.size();
 }
 
+// The task layout `srun` gives the command after it: nodes and tasks per node (0 when not said).
+struct SrunLayout {
+  int nodes = 0;
+  int tasks_per_node = 0;
+  int tasks = 0;
+};
+
+// Reads srun's layout options among the words before the launcher; the others are reported.
+SrunLayout ReadSrun(const std::vector<std::string>& w, size_t at, std::vector<std::string>* unknown) {
+  SrunLayout layout;
+  for (size_t k = 1; k < at; ++k) {
+    std::string word = w[k], value;
+    bool has_value = false;
+    size_t eq = word.find('=');
+    if (word.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = word.substr(eq + 1);
+      word = word.substr(0, eq);
+      has_value = true;
+    } else if ((word.rfind("-N", 0) == 0 || word.rfind("-n", 0) == 0) && word.size() > 2) {
+      value = word.substr(2);
+      word = word.substr(0, 2);
+      has_value = true;
+    }
+    bool layout_flag = word == "-N" || word == "--nodes" || word == "--ntasks-per-node" ||
+                       word == "-n" || word == "--ntasks";
+    if (!layout_flag) {
+      unknown->push_back(w[k] + " (an srun option before the launcher; ignored)");
+      continue;
+    }
+    if (!has_value) {
+      if (k + 1 >= at) break;
+      value = w[++k];
+    }
+    int n = LeadingInt(value.substr(0, value.find('-')));  // "2-4" nodes: the minimum is what is sure
+    if (word == "-N" || word == "--nodes") layout.nodes = n;
+    else if (word == "--ntasks-per-node") layout.tasks_per_node = n;
+    else layout.tasks = n;
+  }
+  return layout;
+}
+
 }  // namespace
 
 Result<Recipe> ImportLaunchScript(std::string_view script, std::vector<std::string>* unknown) {
@@ -318,13 +359,26 @@ Result<Recipe> ImportLaunchScript(std::string_view script, std::vector<std::stri
     if (at == cmd.words.size()) continue;
     for (const auto& [k, v] : shell.Exported()) SetEnv(&recipe, k, v);
     for (const auto& [k, v] : cmd.assignments) SetEnv(&recipe, k, v);
-    for (size_t k = 0; k < at; ++k) unknown->push_back(cmd.words[k] + " (before the launcher; ignored)");
+    SrunLayout srun;
+    if (at > 0 && Base(cmd.words[0]) == "srun") {
+      srun = ReadSrun(cmd.words, at, unknown);
+    } else {
+      for (size_t k = 0; k < at; ++k) unknown->push_back(cmd.words[k] + " (before the launcher; ignored)");
+    }
     const std::string launcher = Base(cmd.words[at]);
     Status st = launcher == "torchrun"    ? ParseTorchrun(cmd.words, at + 1, &recipe, unknown)
                 : launcher == "deepspeed" ? ParseDeepspeed(cmd.words, at + 1, &recipe, unknown)
                 : launcher == "ray"       ? ParseRay(cmd.words, at, &recipe, unknown)
                                           : ParsePython(cmd.words, at, &recipe, unknown);
     if (!st.ok()) return st;
+    // srun starting one training process per task (no torchrun under it): srun's layout is the
+    // topology. Rendered, the recipe runs under torchrun with the same processes per node.
+    if (recipe.launcher_hint == "python" && (srun.tasks_per_node > 0 || srun.tasks > 0)) {
+      int nodes = std::max(1, srun.nodes);
+      int per_node = srun.tasks_per_node > 0 ? srun.tasks_per_node : std::max(1, srun.tasks / nodes);
+      recipe.topology = Topology{nodes, per_node, recipe.topology.gpu_type};
+      recipe.launcher_hint = "srun";
+    }
     for (const auto& note : shell.notes()) unknown->push_back(note);
     return recipe;
   }

@@ -33,6 +33,17 @@ exit 0
 '''
 LAUNCHERS = ['torchrun', 'python', 'python3', 'ray', 'uv', 'nvidia-smi', 'sleep', 'pip']
 
+# Reference srun: runs the shell it is given (`srun [options] bash -c 'STRING'`), as srun does on a
+# node; any other command is only recorded.
+REFERENCE_SRUN = r'''#!/bin/bash
+for ((i = 1; i < $#; i++)); do
+  case "${!i##*/}" in
+    bash|sh) j=$((i + 1)); k=$((i + 2)); [ "${!j}" = -c ] && SLURM_PROCID=0 exec bash -c "${!k}" ;;
+  esac
+done
+exit 0
+'''
+
 
 def check(cond, what):
     if not cond:
@@ -246,6 +257,37 @@ def run_cases():
                 expect_env=opts.get('expect_env', ()))
 
 
+def run_wrapped():
+    """Launches hidden in `srun … bash -c '…'`: the training call inside the shell is imported."""
+    srun = write('refbin/srun', REFERENCE_SRUN, 0o755)
+    check(os.access(srun, os.X_OK), 'reference srun is executable')
+    print('case srun bash -c (one python per task)', flush=True)
+    script = write('srun_direct.sh', '''#!/bin/bash
+set -euo pipefail
+TP=2
+ARGS="--tensor-model-parallel-size $TP --pipeline-model-parallel-size 2 --num-layers 8 --hidden-size 512"
+srun -N 2 --ntasks-per-node=8 --label bash -c "export CUDA_DEVICE_MAX_CONNECTIONS=1; python pretrain_gpt.py $ARGS --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 32"
+''', 0o755)
+    err = compare('srun_direct', script, expect_env=('CUDA_DEVICE_MAX_CONNECTIONS',))
+    if err is not None:
+        check('the launch ran inside a shell of srun -N 2' in err, f'srun_direct: the wrapper is said: {err[-400:]}')
+        code, argv, _, _ = imported(script)
+        check(code == 0 and argv[:5] == ['torchrun', '--nproc-per-node', '8', '--nnodes', '2'],
+              f'srun_direct: srun\'s layout (2 nodes x 8 tasks) is the topology: {argv and argv[:5]}')
+    print('case srun sh -c with torch.distributed.run inside', flush=True)
+    script = write('srun_torchrun.sh', '''#!/bin/bash
+NNODES=2
+LAUNCHER="python -u -m torch.distributed.run --nproc_per_node 4 --nnodes $NNODES --rdzv_backend c10d"
+CMD="pretrain_gpt.py --tensor-model-parallel-size 4 --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 2 --global-batch-size 64"
+srun --jobid 1234 bash -c "$LAUNCHER --node_rank \\$SLURM_PROCID $CMD"
+''', 0o755)
+    err = compare('srun_torchrun', script)
+    if err is not None:
+        code, argv, _, _ = imported(script)
+        check(code == 0 and argv[:5] == ['torchrun', '--nproc-per-node', '4', '--nnodes', '2'],
+              f'srun_torchrun: torchrun\'s layout inside srun is the topology: {argv and argv[:5]}')
+
+
 def run_slime():
     print('case slime (ray job submit, sourced model, runtime-env json)', flush=True)
     write('slime/scripts/models/m.sh', MODEL_FILE)
@@ -433,6 +475,7 @@ def main():
     ROOT = tempfile.mkdtemp(prefix='attune-import-test-')
     try:
         run_cases()
+        run_wrapped()
         run_slime()
         run_automodel()
         run_reports()
