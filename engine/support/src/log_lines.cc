@@ -208,6 +208,14 @@ size_t GluedRecordAt(std::string_view text) {
     size_t at = text.find(marker, 1);
     if (at != std::string_view::npos && at < best) best = at;
   }
+  // A logger's timestamp glued after a progress bar ("…, lr=4.47e-05]2026-07-07 22:20:52 | INFO").
+  for (size_t close = text.find(']'); close != std::string_view::npos && close + 1 < best;
+       close = text.find(']', close + 1)) {
+    if (ParseTimestamp(text.substr(close + 1))) {
+      best = close + 1;
+      break;
+    }
+  }
   for (std::string_view tag : {std::string_view("[rank"), std::string_view("[default")}) {
     for (size_t at = text.find(tag, 1); at != std::string_view::npos && at < best; at = text.find(tag, at + 1)) {
       size_t i = at + tag.size(), digits = i;

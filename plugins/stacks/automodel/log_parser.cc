@@ -91,13 +91,16 @@ bool ParseJsonlRecord(const std::string& line, IterationSample* s) {
 // loss=2.3", "global_step: 17 | reduced_train_loss: 11.03", "…, train_step_timing in s=2.01]").
 std::map<std::string, double> NamedFields(const std::string& line) {
   std::map<std::string, double> out;
-  static const std::regex kField(R"(([A-Za-z_][A-Za-z0-9_/ ]*?)\s*(=|: )\s*([-+]?(?:[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|nan|inf))(?![A-Za-z0-9_.]))");
+  // name, separator, number, an optional unit ("1.234s", "12.5GB"); the first occurrence wins.
+  static const std::regex kField(
+      R"(([A-Za-z_][A-Za-z0-9_/ ]*?)\s*(=|: )\s*([-+]?(?:[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|nan|inf))(ms|s|GiB|GB)?(?![A-Za-z0-9_.]))");
   for (auto it = std::sregex_iterator(line.begin(), line.end(), kField); it != std::sregex_iterator(); ++it) {
     std::string name = support::Trim((*it)[1].str());
-    size_t cut = name.find_last_of(",|[(");
-    if (cut != std::string::npos) name = support::Trim(name.substr(cut + 1));
     if (name.empty()) continue;
-    if (auto v = Number((*it)[3].str())) out.emplace(name, *v);
+    auto v = Number((*it)[3].str());
+    if (!v) continue;
+    if ((*it)[4].str() == "ms") *v /= 1000.0;  // times are kept in seconds
+    out.emplace(name, *v);
   }
   return out;
 }
@@ -131,8 +134,11 @@ bool ParseNemoProgress(const std::string& line, IterationSample* s) {
   return true;
 }
 
-// Recipes that log "key=value" pairs ("epoch=0 step=10 loss=2.31 grad_norm=1.2 lr=1e-05"); the
-// step time comes from "step_time"/"iter_time" (seconds) when printed, else from the timestamps.
+// Recipes that log "key=value" pairs: the speculative-decoding recipes ("epoch=0 step=3160
+// loss=2.4690 acc=0.3527 lr=4.78e-06 grad_norm=0.15", "… train_loss=8.284101 …"), the diffusion
+// recipe ("[TRAIN] step=5 epoch=0 loss=0.12 … step_time=1.234s …"). A step number and a training
+// loss are both required, so "decode_eval: step=… accept_length=…" and val_loss lines are not
+// steps. The step time comes from "step_time"/"iter_time" when printed, else from the timestamps.
 bool ParseKeyValueLine(const std::string& line, IterationSample* s) {
   if (line.find("step=") == std::string::npos) return false;
   auto f = NamedFields(line);

@@ -134,17 +134,16 @@ TEST_CASE("key=value step lines without a step time are timed from their timesta
   CHECK(m->tokens_per_s_per_gpu == Approx(4096.0 * 64 / 2.5 / 8));
 }
 
-TEST_CASE("NeMo 2.x progress bars: one record per global step, timed by train_step_timing", "[automodel][log]") {
-  // Lightning redraws the bar with a carriage return after every micro-batch; global_step only
-  // moves once per optimizer step.
-  std::string log =
-      "Epoch 0: :   1%|          | 1/100 [00:02<03:18, reduced_train_loss=11.00, global_step=0.000, consumed_samples=64.0, train_step_timing in s=2.100]\r"
-      "Epoch 0: :   2%|1         | 2/100 [00:04<03:10, reduced_train_loss=11.00, global_step=0.000, consumed_samples=64.0, train_step_timing in s=2.100]\r"
-      "Epoch 0: :   3%|2         | 3/100 [00:06<03:05, reduced_train_loss=10.50, global_step=1.000, consumed_samples=128.0, train_step_timing in s=2.000]\r"
-      "Epoch 0: :   5%|4         | 5/100 [00:08<03:01, reduced_train_loss=10.20, global_step=2.000, consumed_samples=192.0, train_step_timing in s=1.900]\n"
-      "[NeMo I 2025-01-02 03:04:05 nemo_logging:349] Training epoch 0, iteration 3/99 | lr: 1.274e-05 | global_batch_size: 64 | global_step: 3 | reduced_train_loss: 10.1 | train_step_timing in s: 1.95 | consumed_samples: 256\n";
-  auto parse = TheStack().ParseLog(log);
-  REQUIRE(parse.iterations.size() == 4);
+TEST_CASE("NeMo 2.x progress output: the progress printer, Megatron's bar and the HF bar with tps", "[automodel][log]") {
+  // NeMo's ProgressPrinter (one line per global step on rank 0, under an srun label here), then a
+  // NeMo log line that names global_step but is not a step.
+  std::string printer =
+      "  0: Training epoch 0, iteration 0/4679 | lr: 5.882e-07 | global_batch_size: 48 | global_step: 0 | reduced_train_loss: 0.4985 | train_step_timing in s: 314.5\n"
+      "  0: Training epoch 0, iteration 1/4679 | lr: 1.176e-06 | global_batch_size: 48 | global_step: 1 | reduced_train_loss: 0.507 | train_step_timing in s: 71.29 | consumed_samples: 96\n"
+      "  0: [NeMo I 2025-12-18 15:49:42 nemo_logging:393] Running garbage collection at train global_step: 5\n"
+      "Training epoch 0, iteration 2/4679 | lr: 1.5e-06 | consumed_samples: 144 | global_batch_size: 48 | global_step: 2 | reduced_train_loss: 0.5 | train_step_timing in s: 70.1 | val_loss: 4.106\n";
+  auto parse = TheStack().ParseLog(printer);
+  REQUIRE(parse.iterations.size() == 3);
   std::vector<int64_t> steps;
   std::vector<double> ms, losses;
   for (const auto& s : parse.iterations) {
@@ -152,13 +151,54 @@ TEST_CASE("NeMo 2.x progress bars: one record per global step, timed by train_st
     ms.push_back(s.step_time_ms);
     losses.push_back(*s.loss);
   }
-  CHECK(steps == std::vector<int64_t>{0, 1, 2, 3});
-  CHECK(ms == std::vector<double>{2100, 2000, 1900, 1950});
-  CHECK(losses == std::vector<double>{11.0, 10.5, 10.2, 10.1});
-  CHECK(parse.iterations[3].extra.at("lr") == Approx(1.274e-05));
-  CHECK(parse.iterations[3].extra.at("global_batch_size") == 64);
-  CHECK(parse.iterations[1].line == 1);  // all redraws are on the first physical line
-  CHECK(parse.iterations[3].line == 2);
+  CHECK(steps == std::vector<int64_t>{0, 1, 2});
+  CHECK(ms[0] == Approx(314500));
+  CHECK(ms[1] == Approx(71290));
+  CHECK(ms[2] == Approx(70100));
+  CHECK(losses == std::vector<double>{0.4985, 0.507, 0.5});  // reduced_train_loss, not val_loss
+  CHECK(parse.iterations[1].extra.at("lr") == Approx(1.176e-06));
+  CHECK(parse.iterations[1].extra.at("global_batch_size") == 48);
+
+  // Megatron's tqdm bar, redrawn with carriage returns (tqdm's compact numbers).
+  std::string bar =
+      "Epoch 0: :  1%|          | 1/100 [00:04<06:36, reduced_train_loss=7.910, global_step=0.000, consumed_samples=256.0, train_step_timing in s=4.000]\r"
+      "Epoch 0: :  2%|2         | 2/100 [00:07<05:50, reduced_train_loss=7.800, global_step=1.000, consumed_samples=512.0, train_step_timing in s=3.590]\r"
+      "Epoch 0: : 100%|##########| 2000/2000 [2:00:00<00:00, reduced_train_loss=2.310, global_step=2e+3, consumed_samples=5.12e+5, train_step_timing in s=3.580]\n";
+  auto bars = TheStack().ParseLog(bar);
+  REQUIRE(bars.iterations.size() == 3);
+  CHECK(bars.iterations[2].iteration == 2000);
+  CHECK(bars.iterations[2].step_time_ms == Approx(3580));
+  CHECK(bars.iterations[2].extra.at("consumed_samples") == 512000);
+  CHECK(bars.iterations[1].line == 1);  // every redraw is on the first physical line
+
+  // The HF model path's bar counts micro-batches; global_step, loss and tps move once per
+  // optimizer step, so the redraws in between repeat them: one record per global step.
+  std::string hf =
+      "Epoch 0:   0%|          | 78/43800 [00:39<6:06:25,  1.99it/s, global_step=3.000, reduced_train_loss=12.40, tps=9400.0, lr=3e-6]\r"
+      "Epoch 0:   0%|          | 79/43800 [00:39<6:06:25,  1.99it/s, global_step=4.000, reduced_train_loss=12.30, tps=9484.0, lr=3e-6]\r"
+      "Epoch 0:   0%|          | 80/43800 [00:40<6:06:25,  1.99it/s, global_step=4.000, reduced_train_loss=12.30, tps=9484.0, lr=3e-6]\n";
+  auto hf_parse = TheStack().ParseLog(hf);
+  REQUIRE(hf_parse.iterations.size() == 2);
+  CHECK(hf_parse.iterations[1].iteration == 4);
+  CHECK(hf_parse.iterations[1].extra.at("tps") == 9484.0);
+  CHECK(hf_parse.iterations[1].step_time_ms == 0);
+}
+
+TEST_CASE("key=value recipes: speculative decoding and diffusion lines, a bar glued in front", "[automodel][log]") {
+  std::string log =
+      "2026-07-26 20:46:09 | INFO | nemo_automodel.recipes.llm.train_eagle1 | epoch=0 step=3160 loss=2.4690 acc=0.3527 lr=4.78591e-06 grad_norm=0.1533 hidden_loss=1.794 token_loss=4.737\n"
+      "Training:  59%|#####9    | 38/64 [00:15<00:08,  3.07step/s, acc=0.0107, loss=8.2841, lr=4.47e-05, tau=1.03]2026-07-26 20:46:12 | INFO | __main__ | epoch=0 step=3161 train_loss=8.284101 train_acc=0.010703 lr=4.466e-05\n"
+      "2026-07-26 20:46:13 | INFO | __main__ | decode_eval: step=3161 accept_length=2.1\n"
+      "2026-07-26 20:46:15 | INFO | root | [TRAIN] step=3162 epoch=0 loss=0.123456 avg_loss=0.2 lr=1.000e-04 grad_norm=0.300 step_time=1.234s samples_per_sec=10.00 mem=12.50GB\n";
+  auto parse = TheStack().ParseLog(log);
+  REQUIRE(parse.iterations.size() == 3);
+  CHECK(*parse.iterations[0].loss == 2.469);
+  CHECK(*parse.iterations[0].grad_norm == 0.1533);
+  CHECK(parse.iterations[1].iteration == 3161);
+  CHECK(*parse.iterations[1].loss == 8.284101);  // the logger's value, not the bar's rounded one
+  CHECK(parse.iterations[1].step_time_ms == Approx(3000));  // from the glued line's own timestamp
+  CHECK(parse.iterations[2].step_time_ms == Approx(1234));  // printed: step_time=1.234s
+  CHECK(parse.iterations[2].extra.at("mem_gib") == 12.5);
 }
 
 TEST_CASE("step lines under launcher prefixes parse once, whichever ranks print them", "[automodel][log]") {

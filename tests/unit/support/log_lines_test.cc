@@ -100,6 +100,19 @@ TEST_CASE("records glued onto one line by several processes are split, each with
   CHECK(lines[4].number == 3);
 }
 
+TEST_CASE("a logger's line glued after a progress bar is a record of its own", "[support][log]") {
+  auto lines = SplitLogLines(
+      "Training:  59%|#####9    | 38/64 [00:15<00:08,  3.07step/s, loss=8.2841]2026-07-07 22:20:52 | INFO | __main__ | epoch=0 step=38\n"
+      "[2026-07-07 22:20:53] [x]2026-07-07 is not glued\n");
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].text == "Training:  59%|#####9    | 38/64 [00:15<00:08,  3.07step/s, loss=8.2841]");
+  CHECK_FALSE(lines[0].timestamp_s.has_value());
+  CHECK(lines[1].text == "epoch=0 step=38");
+  CHECK(lines[1].number == 1);
+  REQUIRE(lines[1].timestamp_s);
+  CHECK(lines[2].text == "[x]2026-07-07 is not glued");
+}
+
 TEST_CASE("carriage-return progress bars are one record per redraw on one physical line", "[support][log]") {
   auto lines = SplitLogLines("start\r\nEpoch 0:  10%|#  | 1/10\rEpoch 0:  20%|## | 2/10\r\n\x1b[32mdone\x1b[0m\n");
   REQUIRE(lines.size() == 4);
