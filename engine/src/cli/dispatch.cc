@@ -19,6 +19,8 @@ const std::vector<Command>& Commands() {
        RunVerify},
       {"plugins", "plugins [--json]", "list the plugins found on the search path", RunPlugins},
       {"stack show", "stack show NAME [--json]", "show a stack's levers and rules", RunStackShow},
+      {"stack check", "stack check NAME RECIPE [--json]",
+       "the stack conformance suite: does the plugin keep the contract on RECIPE?", RunStackCheck},
       {"recipe import", "recipe import FILE [--stack NAME] [-o OUT]",
        "turn a launch script or command line into a recipe file", RunRecipeImport},
       {"recipe launch", "recipe launch RECIPE [--json]",

@@ -335,12 +335,13 @@ std::optional<Failure> MatchSignatures(const TriageSpec& spec, const std::vector
   for (const auto& sig : spec.signatures) {
     size_t limit = sig.before_training ? std::min(training_start, lines.size()) : lines.size();
     for (size_t i = 0; i < limit; ++i) {
-      const std::string& text = lines[i].text;
+      // A signature sees the first kRegexWindow bytes of a record (log_lines.h says why).
+      const std::string_view text = std::string_view(lines[i].text).substr(0, kRegexWindow);
       if (text.empty()) continue;
       bool candidate = sig.literals.empty() ||
                        std::any_of(sig.literals.begin(), sig.literals.end(),
                                    [&](const std::string& l) { return text.find(l) != std::string::npos; });
-      if (!candidate || !std::regex_search(text, sig.regex)) continue;
+      if (!candidate || !std::regex_search(text.begin(), text.end(), sig.regex)) continue;
       Failure f;
       f.kind = sig.kind;
       f.signature = sig.id;

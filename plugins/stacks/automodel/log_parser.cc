@@ -54,13 +54,14 @@ void ReadField(const std::string& field, IterationSample* s) {
   }
 }
 
-bool ParseStepLine(const std::string& line, IterationSample* s) {
-  static const std::regex kStep(R"((?:^|[\s:|])step\s+(\d+)\s*\|\s*epoch\s+(\d+)\s*\|(.*)$)");
+bool ParseStepLine(const std::string& full_line, IterationSample* s) {
+  static const std::regex kStep(R"((?:^|[\s:|])step\s+(\d{1,15})\s*\|\s*epoch\s+(\d{1,15})\s*\|)");
+  const std::string line = full_line.substr(0, support::kRegexWindow);
   std::smatch m;
   if (line.find("[val]") != std::string::npos || !std::regex_search(line, m, kStep)) return false;
   s->iteration = std::stoll(m[1].str());
   s->extra["epoch"] = std::stod(m[2].str());
-  std::string rest = m[3].str();
+  std::string rest = m.suffix().str();
   size_t start = 0;
   while (start < rest.size()) {
     size_t bar = rest.find('|', start);
@@ -89,8 +90,9 @@ bool ParseJsonlRecord(const std::string& line, IterationSample* s) {
 
 // The "name=value" and "name: value" fields of a line, split at ',' and '|' ("epoch=0 step=10
 // loss=2.3", "global_step: 17 | reduced_train_loss: 11.03", "…, train_step_timing in s=2.01]").
-std::map<std::string, double> NamedFields(const std::string& line) {
+std::map<std::string, double> NamedFields(const std::string& full_line) {
   std::map<std::string, double> out;
+  const std::string line = full_line.substr(0, support::kRegexWindow);
   // name, separator, number, an optional unit ("1.234s", "12.5GB"); the first occurrence wins.
   static const std::regex kField(
       R"(([A-Za-z_][A-Za-z0-9_/ ]*?)\s*(=|: )\s*([-+]?(?:[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|nan|inf))(ms|s|GiB|GB)?(?![A-Za-z0-9_.]))");

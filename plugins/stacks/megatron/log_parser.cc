@@ -144,17 +144,27 @@ const std::regex& MemoryRegex() {
   return re;
 }
 
-void ParseMemory(const std::string& text, LogParse* out) {
-  for (std::sregex_iterator it(text.begin(), text.end(), MemoryRegex()), end; it != end; ++it) {
-    const auto& m = *it;
-    MemorySample s;
-    s.rank = std::stoi(m[1]);
-    s.after_iteration = std::stoll(m[2]);
-    s.allocated_mb = std::stod(m[3]);
-    s.max_allocated_mb = std::stod(m[4]);
-    s.reserved_mb = std::stod(m[5]);
-    s.max_reserved_mb = std::stod(m[6]);
-    out->memory.push_back(s);
+void ParseMemory(const std::string& full_text, LogParse* out) {
+  // One "[Rank N] …" report at a time (several ranks' reports may be glued on one line), each
+  // within the regex window (support/log_lines.h).
+  for (size_t at = full_text.find("[Rank "); at != std::string::npos;) {
+    size_t next = full_text.find("[Rank ", at + 1);
+    std::string text = full_text.substr(at, std::min(next - at, support::kRegexWindow));
+    at = next;
+    std::smatch m;
+    if (!std::regex_search(text, m, MemoryRegex())) continue;
+    try {
+      MemorySample s;
+      s.rank = std::stoi(m[1]);
+      s.after_iteration = std::stoll(m[2]);
+      s.allocated_mb = std::stod(m[3]);
+      s.max_allocated_mb = std::stod(m[4]);
+      s.reserved_mb = std::stod(m[5]);
+      s.max_reserved_mb = std::stod(m[6]);
+      out->memory.push_back(s);
+    } catch (const std::exception&) {
+      out->warnings.push_back("a memory report with a number out of range: " + text.substr(0, 120));
+    }
   }
 }
 

@@ -45,12 +45,13 @@ std::optional<TimerFormat> HeaderFormat(const std::string& text) {
 std::optional<std::pair<std::string, std::string>> NameAndValue(const std::string& text) {
   static const std::regex kLine(R"(^(\S.*?) \.*: (.+)$)");
   std::smatch m;
-  if (!std::regex_match(text, m, kLine)) return std::nullopt;
+  if (text.size() > support::kRegexWindow || !std::regex_match(text, m, kLine)) return std::nullopt;
   return std::make_pair(m[1].str(), m[2].str());
 }
 
 // One line inside a block; false when the line is not part of it (the block has ended).
 bool ReadBlockLine(const std::string& text, TimerBlock* block, std::string* all_ranks_name) {
+  if (text.size() > support::kRegexWindow) return false;  // no timer line is this long
   if (block->format == TimerFormat::kAllRanks) {
     static const std::regex kName(R"(^(\S+):$)");
     static const std::regex kRank(R"(^rank +(\d+): ([0-9.eE+-]+)$)");
@@ -97,7 +98,9 @@ std::optional<std::string> InlineStart(const std::string& text) {
 // "name:" whose value starts the next line, or that value.
 bool IsInlineContinuation(const std::string& text) {
   static const std::regex kPiece(R"(^(?:[0-9.eE+-]+|[A-Za-z][A-Za-z0-9_-]*:(?: [0-9.eE+-]+)?)?$)");
-  if (text.empty() || text.find("iteration") != std::string::npos) return false;
+  if (text.empty() || text.size() > support::kRegexWindow || text.find("iteration") != std::string::npos) {
+    return false;
+  }
   size_t start = 0;
   while (start <= text.size()) {
     size_t bar = text.find('|', start);

@@ -122,9 +122,31 @@ class DictReader {
   size_t pos_ = 0;
 };
 
-// "perf 3: {...}", "step 12: {...}" anywhere in the cleaned line (after "model.py:649 - ").
-const std::regex kRecord(R"((?:^|[\s-])(perf|step) (\d+): (\{.*\}))");
-const std::regex kRepeated(R"(\s*\[repeated \d+x across cluster\]\s*$)");
+// "perf 3: {...}", "step 12: {...}" anywhere in the cleaned line (after "model.py:649 - "), the
+// leftmost one: its kind, id and the dict up to the line's last '}'. Read without std::regex: a
+// dict of every metric can be tens of kilobytes (support/log_lines.h, kRegexWindow).
+struct RecordAt {
+  std::string kind, id, dict;
+};
+
+std::optional<RecordAt> FindRecord(const std::string& text) {
+  std::optional<RecordAt> best;
+  size_t best_at = std::string::npos;
+  for (const char* kind : {"perf ", "step "}) {
+    for (size_t at = text.find(kind); at != std::string::npos && at < best_at; at = text.find(kind, at + 1)) {
+      if (at > 0 && !std::isspace(static_cast<unsigned char>(text[at - 1])) && text[at - 1] != '-') continue;
+      size_t i = at + 5, digits = i;
+      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && i - digits < 18) ++i;
+      if (i == digits || text.compare(i, 3, ": {") != 0) continue;
+      size_t close = text.rfind('}');
+      if (close == std::string::npos || close < i + 2) continue;
+      best = RecordAt{std::string(kind, 4), text.substr(digits, i - digits), text.substr(i + 2, close - i - 1)};
+      best_at = at;
+      break;
+    }
+  }
+  return best;
+}
 
 bool IsTrainerPerf(const std::map<std::string, double>& d) {
   return d.count("perf/step_time") || d.count("perf/actor_train_time") || d.count("perf/train_time");
@@ -140,17 +162,16 @@ class Parser {
  private:
   void Line(const support::LogLine& line) {
     if (line.text.find(": {") == std::string::npos) return;
-    std::string text = std::regex_replace(line.text, kRepeated, "");
-    std::smatch m;
-    if (!std::regex_search(text, m, kRecord)) return;
-    auto dict = ParsePythonDict(m[3].str());
+    auto record = FindRecord(line.text);  // the normaliser removed Ray's "[repeated Nx …]"
+    if (!record) return;
+    auto dict = ParsePythonDict(record->dict);
     if (!dict.ok()) {
-      out_.warnings.push_back("line " + std::to_string(line.number) + ": " + m[1].str() + " record: " +
+      out_.warnings.push_back("line " + std::to_string(line.number) + ": " + record->kind + " record: " +
                               dict.status().message());
       return;
     }
-    int64_t id = std::stoll(m[2].str());
-    if (m[1] == "step") Step(id, *dict, line.number);
+    int64_t id = std::stoll(record->id);
+    if (record->kind == "step") Step(id, *dict, line.number);
     else Perf(id, *dict, line.number);
   }
 

@@ -181,12 +181,24 @@ TEST_CASE("every recipe the tests build round-trips", "[megatron][launch]") {
 namespace attune::megatron {
 namespace {
 
-TEST_CASE("a launch under srun imports and reports the srun words", "[megatron][launch]") {
+TEST_CASE("a launch under srun imports: srun's layout read, its other options reported", "[megatron][launch]") {
   std::vector<std::string> unknown;
-  Recipe r = Import("srun -N 2 --ntasks-per-node=1 torchrun --nnodes 2 --nproc-per-node 4 pretrain_gpt.py --micro-batch-size 1", &unknown);
-  CHECK(r.topology.WorldSize() == 8);
+  Recipe r = Import("srun -N 2 --ntasks-per-node=1 --label torchrun --nnodes 2 --nproc-per-node 4 pretrain_gpt.py --micro-batch-size 1", &unknown);
+  CHECK(r.topology.WorldSize() == 8);  // torchrun under srun: torchrun's layout
+  CHECK(r.launcher_hint == "torchrun");
   CHECK(GetValue(r, "--micro-batch-size") == "1");
-  CHECK(Contains(unknown, "srun (before the launcher; ignored)"));
+  CHECK(Contains(unknown, "--label (an srun option before the launcher; ignored)"));
+  CHECK_FALSE(Contains(unknown, "-N (an srun option before the launcher; ignored)"));
+
+  // srun starting the script itself, one process per task: srun's layout is the topology.
+  std::vector<std::string> direct_unknown;
+  Recipe d = Import("srun --nodes=2 --ntasks-per-node 8 python pretrain_gpt.py --micro-batch-size 2", &direct_unknown);
+  CHECK(d.topology.nodes == 2);
+  CHECK(d.topology.gpus_per_node == 8);
+  CHECK(d.launcher_hint == "srun");
+  Recipe n = Import("srun -n16 -N2 python pretrain_gpt.py --micro-batch-size 2", &direct_unknown);
+  CHECK(n.topology.nodes == 2);
+  CHECK(n.topology.gpus_per_node == 8);
 }
 
 }  // namespace

@@ -45,6 +45,13 @@ struct LogLine {
 
 std::vector<LogLine> SplitLogLines(std::string_view log);
 
+// The most of one record a parser or a signature may give std::regex. libstdc++ matches
+// recursively, about one stack frame per character a repetition consumes: a line of tens of
+// kilobytes (a config dump, a printed tensor, a dict of every metric) would overflow the stack
+// and take the engine with it. Records are not cut; regexes see their first kRegexWindow bytes,
+// and parsers read longer records without regexes or not at all.
+inline constexpr size_t kRegexWindow = 4096;
+
 // Seconds since 1970 for "YYYY-MM-DD[ T]HH:MM:SS[.,frac]" at the start of `s` (std::nullopt if
 // not).
 std::optional<double> ParseTimestamp(std::string_view s);

@@ -80,7 +80,8 @@ struct TriageInput {
 Failure TriageLines(const TriageSpec& spec, const std::vector<LogLine>& lines,
                     const TriageInput& input, const JobEnd& end);
 
-// The first signature (in spec order) that matches a record, or std::nullopt.
+// The first signature (in spec order) that matches a record (its first kRegexWindow bytes),
+// or std::nullopt.
 std::optional<Failure> MatchSignatures(const TriageSpec& spec, const std::vector<LogLine>& lines,
                                        size_t training_start);
 
