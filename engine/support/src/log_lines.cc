@@ -216,6 +216,32 @@ size_t GluedRecordAt(std::string_view text) {
       break;
     }
   }
+  // A Ray actor's tag after a space: Ray's lines joined on one line when a log is pasted
+  // ("… retrying (RolloutManager pid=17) [2025-12-19 13:00:58] …"). Only the bare tag counts:
+  // "(Name pid=N)" or "(Name pid=N, ip=A)", not an exception's "(pid=N, ip=A, actor_id=…)".
+  for (size_t at = text.find(" ("); at != std::string_view::npos && at + 1 < best; at = text.find(" (", at + 1)) {
+    size_t i = at + 2;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    if (i < text.size() && text[i] == '=') {
+      i = at + 2;  // "(pid=…": no actor name
+    } else if (i > at + 2) {
+      if (i >= text.size() || text[i] != ' ') continue;
+      ++i;
+    }
+    if (text.substr(i, 4) != "pid=") continue;
+    i += 4;
+    size_t digits = i;
+    while (i < text.size() && Digit(text[i])) ++i;
+    if (i == digits) continue;
+    if (text.substr(i, 5) == ", ip=") {
+      i += 5;
+      while (i < text.size() && (std::isxdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == ':')) ++i;
+    }
+    if (i < text.size() && text[i] == ')' && (i + 1 == text.size() || text[i + 1] == ' ')) {
+      best = at + 1;
+      break;
+    }
+  }
   for (std::string_view tag : {std::string_view("[rank"), std::string_view("[default")}) {
     for (size_t at = text.find(tag, 1); at != std::string_view::npos && at < best; at = text.find(tag, at + 1)) {
       size_t i = at + tag.size(), digits = i;

@@ -113,6 +113,21 @@ TEST_CASE("a logger's line glued after a progress bar is a record of its own", "
   CHECK(lines[2].text == "[x]2026-07-07 is not glued");
 }
 
+TEST_CASE("Ray records joined on one line by a paste are split at each actor tag", "[support][log]") {
+  auto lines = SplitLogLines(
+      "(RolloutManager pid=17) retrying (attempt 33/60) (RolloutManager pid=17) [2025-12-19 13:00:58] http_utils.py:153 - Error: 503 (pid=9, ip=10.0.0.1) x\n"
+      "ray.exceptions.RayTaskError(OutOfMemoryError): ray::Actor.train() (pid=2025282, ip=10.252.197.29, actor_id=309d7b) kept whole\n");
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0].text == "retrying (attempt 33/60)");
+  CHECK(lines[1].actor == "RolloutManager");
+  CHECK(lines[1].text == "http_utils.py:153 - Error: 503");
+  REQUIRE(lines[1].timestamp_s);
+  CHECK(lines[2].source == "(pid=9, ip=10.0.0.1)");
+  CHECK(lines[2].text == "x");
+  CHECK(lines[3].text.find("kept whole") != std::string::npos);
+  CHECK(lines[3].number == 2);
+}
+
 TEST_CASE("carriage-return progress bars are one record per redraw on one physical line", "[support][log]") {
   auto lines = SplitLogLines("start\r\nEpoch 0:  10%|#  | 1/10\rEpoch 0:  20%|## | 2/10\r\n\x1b[32mdone\x1b[0m\n");
   REQUIRE(lines.size() == 4);

@@ -14,9 +14,9 @@
 //     fields ("INFO:root:", " - name - LEVEL - ", " | LEVEL | name | "), "[INFO]" and "[Rank N]:";
 //   - Ray's "[repeated 7x across cluster]" suffix removed and kept as a count;
 //   - records that several processes wrote onto one line split apart: a second "terminate called
-//     after throwing", "Traceback (most recent call last):" or torchrun/rank tag glued after
-//     another record, or a logger's timestamp right after a progress bar's closing "]", starts a
-//     record of its own.
+//     after throwing", "Traceback (most recent call last):", a torchrun/rank tag or a Ray actor
+//     tag ("… (RolloutManager pid=17) …", as pasted logs join lines) glued after another record,
+//     or a logger's timestamp right after a progress bar's closing "]", starts a record of its own.
 //
 // Each record keeps the rank (or process) that printed it where the prefixes say so.
 #ifndef ATTUNE_SUPPORT_LOG_LINES_H_
