@@ -260,6 +260,7 @@ std::optional<Failure> DetectHang(const TriageSpec& spec, const std::vector<LogL
   }
   const ProgressRecord& last = progress.back();
   if (last.planned_steps > 0 && last.step >= last.planned_steps) return std::nullopt;
+  const std::string last_name = last.label.empty() ? "step " + std::to_string(last.step) : last.label;
   double step_s = TypicalStepSeconds(progress);
   double threshold = std::max(spec.hang_min_silence_s, spec.hang_step_time_factor * step_s);
   AfterLastRecord after = Scan(lines, last.line);
@@ -270,14 +271,14 @@ std::optional<Failure> DetectHang(const TriageSpec& spec, const std::vector<LogL
   }
   if (after.record_time && after.last_time && *after.last_time - *after.record_time > threshold) {
     double silence = *after.last_time - *after.record_time;
-    return HangAt(LastNonEmpty(lines), "no training step for " + Fmt(silence) + " s after step " +
-                                           std::to_string(last.step) + " (line " + std::to_string(last.line) +
+    return HangAt(LastNonEmpty(lines), "no training step for " + Fmt(silence) + " s after " +
+                                           last_name + " (line " + std::to_string(last.line) +
                                            "; usual step time " + Fmt(step_s) + " s)" + others);
   }
   double unexplained = end.ran_seconds - ProgressSeconds(progress) - spec.hang_startup_allowance_s;
   if (end.ran_seconds > 0 && unexplained > threshold) {
     return HangAt(LastNonEmpty(lines), "about " + Fmt(unexplained) + " s of the job's " + Fmt(end.ran_seconds) +
-                      " s are not explained by logged steps (last: step " + std::to_string(last.step) + ")" + others);
+                      " s are not explained by logged steps (last: " + last_name + ")" + others);
   }
   return std::nullopt;
 }

@@ -147,7 +147,9 @@ Failure SlimeStack::Triage(std::string_view log, const JobEnd& end) const {
                      [](const IterationSample* a, const IterationSample* b) { return a->line < b->line; });
     std::vector<support::ProgressRecord> progress;
     for (const IterationSample* s : records) {
-      progress.push_back({s->line, static_cast<int64_t>(progress.size() + 1), 0, s->step_time_ms / 1000.0});
+      bool train_step = s->extra.count("slime/train_step") > 0;
+      progress.push_back({s->line, static_cast<int64_t>(progress.size() + 1), 0, s->step_time_ms / 1000.0,
+                          (train_step ? "train step " : "rollout ") + std::to_string(s->iteration)});
     }
     return megatron::TriageLog(triage_, log, end, &progress);
   });

@@ -88,3 +88,25 @@ TEST_CASE("argument assertions of the driver are configuration errors", "[slime]
   Failure u = TheStack().Triage("train.py: error: unrecognized arguments: --rollout-batchsize 32\n", end);
   CHECK(u.signature == "argument_error");
 }
+
+TEST_CASE("a training actor silent while rollout actors keep logging is a hang", "[slime][triage]") {
+  // slime's own records are the progress: two rollouts and their train steps, then 25 minutes of
+  // rollout-side output and nothing from the trainer until the time limit.
+  std::string log =
+      "(MegatronTrainRayActor pid=11, ip=10.0.0.1) [2026-02-01 10:00:00] model.py:649 - step 0: {'train/loss': 1.5, 'train/grad_norm': 2.0}\n"
+      "(MegatronTrainRayActor pid=11, ip=10.0.0.1) [2026-02-01 10:00:01] train.py:90 - perf 0: {'perf/step_time': 60.0, 'perf/actor_train_time': 40.0, 'perf/update_weights_time': 5.0}\n"
+      "(MegatronTrainRayActor pid=11, ip=10.0.0.1) [2026-02-01 10:01:05] model.py:649 - step 1: {'train/loss': 1.4, 'train/grad_norm': 1.9}\n"
+      "(MegatronTrainRayActor pid=11, ip=10.0.0.1) [2026-02-01 10:01:06] train.py:90 - perf 1: {'perf/step_time': 62.0, 'perf/actor_train_time': 41.0, 'perf/update_weights_time': 5.0}\n"
+      "(RolloutManager pid=22, ip=10.0.0.2) [2026-02-01 10:05:00] rollout.py:300 - generating rollout 2\n"
+      "(SGLangEngine pid=33, ip=10.0.0.2) [2026-02-01 10:20:00] Decode batch. #running-req: 0\n"
+      "(RolloutManager pid=22, ip=10.0.0.2) [2026-02-01 10:26:30] rollout.py:300 - waiting for the trainer\n";
+  Failure f = TheStack().Triage(log, JobEnd{-1, "timed_out", 1800});
+  CHECK(f.kind == FailureKind::kHang);
+  CHECK(f.line == 7);
+  CHECK(f.process == "RolloutManager pid=22, ip=10.0.0.2");
+  CHECK(f.hint.find("no training step for 1524 s after rollout 1 (line 4") == 0);
+  CHECK(f.hint.find("(3 lines, e.g. from RolloutManager pid=22, ip=10.0.0.2)") != std::string::npos);
+  // The same log cut before the rollout side's long output: the time limit, not a hang.
+  std::string short_log = log.substr(0, log.find("(SGLangEngine"));
+  CHECK(TheStack().Triage(short_log, JobEnd{-1, "timed_out", 400}).kind == FailureKind::kTimeLimit);
+}

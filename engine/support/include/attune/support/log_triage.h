@@ -68,6 +68,7 @@ struct ProgressRecord {
   int64_t step = 0;           // iteration / step number
   int64_t planned_steps = 0;  // the run's planned total when the record says it (0 unknown)
   double step_time_s = 0;     // the step's time (0 unknown)
+  std::string label;          // how verdicts name it ("rollout 3"); "" = "step <step>"
 };
 
 struct TriageInput {
