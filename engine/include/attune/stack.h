@@ -100,6 +100,15 @@ class Stack : public Plugin {
   // and ships is always the recipe itself. The default runs the recipe as it is.
   virtual Result<Recipe> BenchmarkForm(const Recipe& recipe) const { return recipe; }
 
+  // Does `form` (BenchmarkForm's answer) train the same model as `recipe` for as long as the job
+  // measures? The engine refuses a form this does not pass. Stricter than a candidate's gate on
+  // purpose where a stack cannot stop early without shortening training (AutoModel has no
+  // exit-interval: a form may lower max_steps when the LR schedule is pinned, which a candidate
+  // may never do). The default is CheckObjective.
+  virtual GateVerdict CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const {
+    return CheckObjective(recipe, form);
+  }
+
   // Parses a (possibly partial) log. Tolerant of prefixes, timestamps, ANSI codes, CRLF.
   virtual LogParse ParseLog(std::string_view log) const = 0;
 

@@ -183,7 +183,7 @@ void AddClauses(Suite& s, const Stack& stack, const std::string& name, const Rec
     if (form->stack != recipe.stack || form->entry != recipe.entry || !(form->topology == recipe.topology)) {
       return Fail("BenchmarkForm changed the stack, entry point or topology");
     }
-    GateVerdict v = stack.CheckObjective(recipe, *form);
+    GateVerdict v = stack.CheckBenchmarkForm(recipe, *form);
     if (!v.pass) return Fail("the benchmark form changes the objective: " + v.rule_id + ": " + v.reason);
     auto spec = stack.RenderLaunch(*form);
     if (!spec.ok()) return Fail("the benchmark form does not render: " + spec.status().message());

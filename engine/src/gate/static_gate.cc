@@ -57,7 +57,7 @@ Status CheckBenchmarkForm(const Stack& stack, const Recipe& recipe, const Recipe
                                             "made for; it may change run-control settings only "
                                             "(a plugin defect)");
   }
-  GateVerdict v = stack.CheckObjective(recipe, run);
+  GateVerdict v = stack.CheckBenchmarkForm(recipe, run);
   if (!v.pass) {
     return Status::FailedPrecondition(who + "would train a different model (" + v.rule_id + ": " +
                                       v.reason + "); it may change run-control settings only "

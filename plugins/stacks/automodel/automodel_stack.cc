@@ -149,6 +149,66 @@ GateVerdict AutoModelStack::CheckObjective(const Recipe& baseline, const Recipe&
   return GateVerdict{true, "ok", "every changed key is an AutoModel throughput lever", tolerance};
 }
 
+namespace {
+
+// Steps a benchmark job runs when the recipe would train longer: the first is dropped as warm-up
+// and steps after a validation or checkpoint line are dropped too (log_parser.h).
+constexpr long long kBenchmarkSteps = 50;
+// A cadence no benchmark job reaches: checkpoint steps also run validation in AutoModel.
+constexpr const char* kNever = "1000000000";
+
+// True when lowering step_scheduler.max_steps cannot change the LR (and weight-decay) schedule the
+// first steps see: AutoModel derives lr_decay_steps, lr_warmup_steps and wd_incr_steps from
+// min(num_epochs x epoch_len, max_steps) unless they are set (LRSchedulerConfig.build), and runs
+// no scheduler without an lr_scheduler section.
+bool SchedulePinned(const ConfigView& view) {
+  if (!view.IsSet("lr_scheduler")) return true;
+  if (!view.IsSet("lr_scheduler.lr_decay_steps") || !view.IsSet("lr_scheduler.lr_warmup_steps")) return false;
+  std::string wd_style = view.Get("lr_scheduler.wd_incr_style").value_or("constant");
+  if (wd_style != "constant" && !view.IsSet("lr_scheduler.wd_incr_steps")) return false;
+  std::string style = view.Get("lr_scheduler.lr_decay_style").value_or("cosine");
+  if (style == "WSD" && !view.IsSet("lr_scheduler.wsd_decay_steps")) return false;
+  return true;
+}
+
+}  // namespace
+
+// No exit-interval exists in AutoModel: the only way to stop early is a shorter max_steps, which
+// is allowed only where the schedule is pinned. Checkpoints and validation are always switched off.
+Result<Recipe> AutoModelStack::BenchmarkForm(const Recipe& recipe) const {
+  Recipe form = recipe;
+  ConfigView view(recipe, knowledge_);
+  ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--checkpoint.enabled", "false"));
+  ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--step_scheduler.ckpt_every_steps", kNever));
+  ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--step_scheduler.save_checkpoint_every_epoch", "false"));
+  if (view.IsSet("step_scheduler.val_every_steps")) {
+    ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--step_scheduler.val_every_steps", kNever));
+  }
+  long long max_steps = view.GetInt("step_scheduler.max_steps", 0);
+  if (SchedulePinned(view) && (max_steps == 0 || max_steps > kBenchmarkSteps)) {
+    ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--step_scheduler.max_steps", std::to_string(kBenchmarkSteps)));
+  }
+  return form;
+}
+
+GateVerdict AutoModelStack::CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const {
+  ConfigView base(recipe, knowledge_), run(form, knowledge_);
+  Recipe judged = form;
+  auto max_steps = run.Get("step_scheduler.max_steps");
+  if (max_steps != base.Get("step_scheduler.max_steps")) {
+    long long before = base.GetInt("step_scheduler.max_steps", 0), after = run.GetInt("step_scheduler.max_steps", 0);
+    if (!SchedulePinned(base) || !SchedulePinned(run) || after <= 0 || (before > 0 && after >= before)) {
+      return Refuse("benchmark.max_steps",
+                    "a benchmark form may lower step_scheduler.max_steps only when the LR schedule "
+                    "is pinned (lr_scheduler.lr_decay_steps and lr_warmup_steps set, or no "
+                    "lr_scheduler): otherwise AutoModel derives the schedule from max_steps");
+    }
+    // The rest of the form is judged as a candidate would be, with the recipe's own max_steps.
+    (void)SetValue(&judged, "--step_scheduler.max_steps", GetValue(recipe, "--step_scheduler.max_steps"));
+  }
+  return CheckObjective(recipe, judged);
+}
+
 Result<LaunchSpec> AutoModelStack::RenderLaunch(const Recipe& recipe) const {
   if (recipe.entry.empty()) return Status::InvalidArgument("the recipe has no entry point");
   return RenderRecipe(recipe);

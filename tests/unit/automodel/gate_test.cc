@@ -56,3 +56,42 @@ TEST_CASE("a TP change widens the paired-loss tolerance", "[automodel][gate]") {
   REQUIRE(wide.pass);
   CHECK(wide.loss_rel_tolerance > narrow.loss_rel_tolerance);
 }
+
+TEST_CASE("the benchmark form: checkpoints and validation off, max_steps lowered only with a pinned schedule", "[automodel][benchmark]") {
+  Recipe recipe = Import("launch_automodel.sh");  // max_steps 200, ckpt every 100, val every 50, no lr_scheduler
+  auto form = TheStack().BenchmarkForm(recipe);
+  REQUIRE(form.ok());
+  CHECK(GetValue(*form, "--checkpoint.enabled") == "false");
+  CHECK(GetValue(*form, "--step_scheduler.ckpt_every_steps") == "1000000000");
+  CHECK(GetValue(*form, "--step_scheduler.val_every_steps") == "1000000000");
+  CHECK(GetValue(*form, "--step_scheduler.save_checkpoint_every_epoch") == "false");
+  CHECK(GetValue(*form, "--step_scheduler.max_steps") == "50");  // no scheduler: nothing derives from it
+  // The form passes the form's gate; the same change as a candidate is refused: a shorter run
+  // must never ship.
+  CHECK(TheStack().CheckBenchmarkForm(recipe, *form).pass);
+  GateVerdict as_candidate = TheStack().CheckObjective(recipe, *form);
+  CHECK_FALSE(as_candidate.pass);
+  CHECK(as_candidate.rule_id == "obj.batch");
+
+  // A cosine schedule whose decay and warm-up come from max_steps: the length stays.
+  Recipe derived = With(recipe, "--lr_scheduler.lr_decay_style", "cosine");
+  auto derived_form = TheStack().BenchmarkForm(derived);
+  REQUIRE(derived_form.ok());
+  CHECK(GetValue(*derived_form, "--step_scheduler.max_steps") == std::nullopt);
+  CHECK(GetValue(*derived_form, "--checkpoint.enabled") == "false");
+  CHECK(TheStack().CheckBenchmarkForm(derived, *derived_form).pass);
+  Recipe shortened = With(derived, "--step_scheduler.max_steps", "50");
+  GateVerdict refused = TheStack().CheckBenchmarkForm(derived, shortened);
+  CHECK_FALSE(refused.pass);
+  CHECK(refused.rule_id == "benchmark.max_steps");
+
+  // Decay and warm-up pinned: max_steps may be lowered again; never raised.
+  Recipe pinned = With(With(derived, "--lr_scheduler.lr_decay_steps", "200"), "--lr_scheduler.lr_warmup_steps", "20");
+  auto pinned_form = TheStack().BenchmarkForm(pinned);
+  REQUIRE(pinned_form.ok());
+  CHECK(GetValue(*pinned_form, "--step_scheduler.max_steps") == "50");
+  CHECK(TheStack().CheckBenchmarkForm(pinned, *pinned_form).pass);
+  CHECK_FALSE(TheStack().CheckBenchmarkForm(pinned, With(pinned, "--step_scheduler.max_steps", "500")).pass);
+  // Anything else the form changed is judged as a candidate would be.
+  CHECK_FALSE(TheStack().CheckBenchmarkForm(pinned, With(*pinned_form, "--optimizer.lr", "1e-3")).pass);
+}

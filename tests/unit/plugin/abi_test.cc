@@ -20,7 +20,7 @@ const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {1, "7541165f04c5c5970eb1e7ca553ea957ec51b2c2a18d31ab2f49916fe99ee5db"},
     {2, "10210a73c3aa9a183529f491a5756b506dab811fcec0864a2897c95ad8dfc045"},
     {3, "22d84d2ecdaacdf12d7ea03aae20d44aec5df3cae953a52cc07a95f5804fe4e3"},
-    {4, "b24a937d8bcf55fbd605f75a60b43871541b9a52497ba7163d4a97ce25d4c6b5"},
+    {4, "6a649821012801c395133cce00d741e6084ebfb2c1ff8188d0d42ceb1017b99a"},
 };
 
 std::string HeadersHash() {
