@@ -231,7 +231,10 @@ class Suite:
             self.violation(where, f"processes ran for jobs never requested: {unrequested}")
 
     def submissions(self, campaign):
-        """Every job the launchers really started: each keeps <campaign>/<its dir>/submissions.log."""
+        """Every job the launchers really started: each keeps <campaign>/<its dir>/submissions.log.
+        The simulated launcher appends a job's line after its record (<dir>/jobs/<job>.json) is
+        durable, so a kill between the two drops the line, never adds a false one: a record without
+        a line is a job that started once (its line lost), not a job that never started."""
         names = []
         if not os.path.isdir(campaign):
             return names
@@ -239,7 +242,12 @@ class Suite:
             path = os.path.join(campaign, entry, "submissions.log")
             if os.path.isfile(path):
                 with open(path) as f:
-                    names += [line.split()[0] for line in f if line.strip()]
+                    logged = [line.split()[0] for line in f if line.strip()]
+                names += logged
+                records = os.path.join(campaign, entry, "jobs")
+                if os.path.isdir(records):
+                    names += sorted(r[:-5] for r in os.listdir(records)
+                                    if r.endswith(".json") and r[:-5] not in logged)
         return names
 
     def check_final(self, where, campaign, reference, leave_paused=False):

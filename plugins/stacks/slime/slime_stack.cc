@@ -116,6 +116,75 @@ GateVerdict SlimeStack::CheckObjective(const Recipe& baseline, const Recipe& can
   return Guard(refused, [&] { return CheckSlimeObjective(slime_, *megatron_, baseline, candidate); });
 }
 
+namespace {
+
+// Rollouts a benchmark job runs when the recipe would run more: MeasureSlime drops the first.
+constexpr int kBenchmarkRollouts = 5;
+
+// True when a lower --num-rollout cannot change the schedule the first rollouts train with. slime
+// sizes Megatron's: train_iters = num_rollout x rollout_batch_size x n_samples_per_prompt /
+// global_batch_size, lr_decay_iters = train_iters unless given, warm-up = lr_warmup_fraction x
+// decay when a fraction is given (slime/backends/megatron_utils/model.py), and Megatron asserts
+// warm-up < decay. So: decay iterations given; or a constant LR without warm-up; and weight decay
+// that does not ramp over train_iters.
+bool RolloutSchedulePinned(const Recipe& r) {
+  auto wd_style = GetValue(r, "--weight-decay-incr-style");
+  if (wd_style && *wd_style != "constant") return false;
+  if (GetValue(r, "--lr-decay-iters")) return true;
+  auto style = GetValue(r, "--lr-decay-style");
+  auto warmup = GetValue(r, "--lr-warmup-iters");
+  bool no_warmup = (!warmup || *warmup == "0") && !GetValue(r, "--lr-warmup-fraction");
+  return style && *style == "constant" && no_warmup;
+}
+
+long RolloutsOf(const Recipe& r) {
+  auto n = GetValue(r, "--num-rollout");
+  if (!n) return 0;  // from --num-epoch and the dataset's size
+  try {
+    return std::stol(*n);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
+// slime has no exit-interval (its loop ends at --num-rollout): checkpoints and periodic
+// evaluation are switched off, and the run is cut to kBenchmarkRollouts only where the LR schedule
+// is pinned.
+Result<Recipe> SlimeStack::BenchmarkForm(const Recipe& recipe) const {
+  Recipe form = recipe;
+  ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--save-interval", std::nullopt));  // no interval: no save
+  ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--eval-interval", std::nullopt));
+  if (GetValue(recipe, "--eval-prompt-data") || GetValue(recipe, "--eval-config")) {
+    ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--skip-eval-before-train", ""));
+  }
+  long rollouts = RolloutsOf(recipe);
+  if (RolloutSchedulePinned(recipe) && (rollouts == 0 || rollouts > kBenchmarkRollouts)) {
+    ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--num-rollout", std::to_string(kBenchmarkRollouts)));
+  }
+  return form;
+}
+
+GateVerdict SlimeStack::CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const {
+  Recipe judged = form;
+  if (GetValue(form, "--num-rollout") != GetValue(recipe, "--num-rollout")) {
+    long before = RolloutsOf(recipe), after = RolloutsOf(form);
+    if (!RolloutSchedulePinned(recipe) || !RolloutSchedulePinned(form) || after <= 0 ||
+        before < 0 || (before > 0 && after >= before)) {
+      GateVerdict v;
+      v.rule_id = "benchmark.num_rollout";
+      v.reason = "a benchmark form may lower --num-rollout only when the LR schedule is pinned "
+                 "(--lr-decay-iters given, or a constant LR without warm-up): slime sizes the "
+                 "schedule from --num-rollout";
+      return v;
+    }
+    // The rest of the form is judged as a candidate would be, with the recipe's own length.
+    (void)SetValue(&judged, "--num-rollout", GetValue(recipe, "--num-rollout"));
+  }
+  return CheckObjective(recipe, judged);
+}
+
 Result<LaunchSpec> SlimeStack::RenderLaunch(const Recipe& recipe) const {
   return megatron_->RenderLaunch(recipe);
 }

@@ -31,6 +31,8 @@ class SlimeStack final : public Stack {
   Status Validate(const Recipe& recipe, const ClusterInfo& cluster) const override;
   std::vector<Move> LegalMoves(const Recipe& recipe, const ClusterInfo& cluster) const override;
   GateVerdict CheckObjective(const Recipe& baseline, const Recipe& candidate) const override;
+  Result<Recipe> BenchmarkForm(const Recipe& recipe) const override;
+  GateVerdict CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const override;
   Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const override;
   LogParse ParseLog(std::string_view log) const override;
   Result<Measurement> Measure(const LogParse& parse, const Recipe& recipe) const override;

@@ -111,3 +111,44 @@ TEST_CASE("legal moves validate and pass the gate, and include slime's levers", 
   CHECK(levers.count("max_tokens_per_gpu"));
   CHECK(levers.count("tensor_parallel"));  // from the Megatron catalog
 }
+
+TEST_CASE("the benchmark form: no checkpoints or periodic evaluation, fewer rollouts only with a pinned schedule", "[slime][benchmark]") {
+  // A constant LR without warm-up: the schedule does not depend on --num-rollout.
+  Recipe recipe = With(With(With(With(Qwen3Recipe(), "--num-rollout", "3000"), "--lr-decay-style", "constant"),
+                            "--save-interval", "20"),
+                       "--eval-prompt-data", "aime /data/aime.jsonl");
+  recipe = With(With(recipe, "--eval-interval", "10"), "--save", "/ckpt");
+  auto form = TheStack().BenchmarkForm(recipe);
+  REQUIRE(form.ok());
+  CHECK(GetValue(*form, "--num-rollout") == "5");
+  CHECK_FALSE(GetValue(*form, "--save-interval").has_value());  // no interval: slime saves nothing
+  CHECK_FALSE(GetValue(*form, "--eval-interval").has_value());
+  CHECK(GetValue(*form, "--skip-eval-before-train") == "");
+  CHECK(GetValue(*form, "--save") == "/ckpt");
+  CHECK(TheStack().CheckBenchmarkForm(recipe, *form).pass);
+  GateVerdict as_candidate = TheStack().CheckObjective(recipe, *form);
+  CHECK_FALSE(as_candidate.pass);  // a shorter run is never shipped
+  CHECK(as_candidate.rule_id == "obj.rollout_batch");
+
+  // Megatron's default decay over train_iters (sized from --num-rollout): the length stays.
+  Recipe decaying = With(recipe, "--lr-decay-style", "cosine");
+  auto decaying_form = TheStack().BenchmarkForm(decaying);
+  REQUIRE(decaying_form.ok());
+  CHECK(GetValue(*decaying_form, "--num-rollout") == "3000");
+  CHECK(TheStack().CheckBenchmarkForm(decaying, *decaying_form).pass);
+  GateVerdict refused = TheStack().CheckBenchmarkForm(decaying, With(*decaying_form, "--num-rollout", "5"));
+  CHECK_FALSE(refused.pass);
+  CHECK(refused.rule_id == "benchmark.num_rollout");
+  // A constant LR with warm-up iterations: Megatron asserts warm-up < decay, which a short run breaks.
+  auto warm = TheStack().BenchmarkForm(With(recipe, "--lr-warmup-iters", "10"));
+  REQUIRE(warm.ok());
+  CHECK(GetValue(*warm, "--num-rollout") == "3000");
+  // Decay iterations given: pinned again; never lengthened.
+  Recipe pinned = With(decaying, "--lr-decay-iters", "6000");
+  auto pinned_form = TheStack().BenchmarkForm(pinned);
+  REQUIRE(pinned_form.ok());
+  CHECK(GetValue(*pinned_form, "--num-rollout") == "5");
+  CHECK(TheStack().CheckBenchmarkForm(pinned, *pinned_form).pass);
+  CHECK_FALSE(TheStack().CheckBenchmarkForm(pinned, With(pinned, "--num-rollout", "4000")).pass);
+  CHECK_FALSE(TheStack().CheckBenchmarkForm(pinned, With(*pinned_form, "--lr", "1e-3")).pass);
+}
