@@ -1,6 +1,6 @@
 #include "attune/support/log_triage.h"
 
-#include <yaml-cpp/yaml.h>
+#include "attune/support/yaml_schema.h"
 
 #include <algorithm>
 #include <cctype>
@@ -12,58 +12,19 @@ namespace {
 
 // ---- triage.yaml ---------------------------------------------------------------------------
 
-// yaml-cpp reports problems by throwing; every one becomes a Status with the node's
-// file:line:column, so nothing escapes.
-struct SchemaError {
-  std::string message;
-};
+using yaml::Bool;
+using yaml::CheckKeys;
+using yaml::Fail;
+using yaml::RequiredStr;
+using yaml::SchemaError;
+using yaml::Str;
+using yaml::Where;
 
-std::string Where(const std::string& source, const YAML::Mark& mark) {
-  if (mark.line < 0) return source;
-  return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-}
-
-[[noreturn]] void Fail(const std::string& source, const YAML::Node& node, const std::string& path,
-                       const std::string& what) {
-  throw SchemaError{Where(source, node.Mark()) + ": " + path + ": " + what};
-}
-
-void CheckKeys(const std::string& source, const YAML::Node& map, const std::string& path,
-               const std::set<std::string>& allowed) {
-  if (!map.IsMap()) Fail(source, map, path, "expected a mapping");
-  for (const auto& kv : map) {
-    std::string key = kv.first.as<std::string>();
-    if (allowed.count(key)) continue;
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    Fail(source, kv.first, path, "unknown key '" + key + "' (allowed: " + list + ")");
-  }
-}
-
-std::string Str(const std::string& source, const YAML::Node& node, const std::string& path) {
-  if (!node.IsScalar()) Fail(source, node, path, "expected a string");
-  return node.Scalar();
-}
-
-std::string RequiredStr(const std::string& source, const YAML::Node& map, const std::string& key,
-                        const std::string& path) {
-  if (!map[key]) Fail(source, map, path, "missing required key '" + key + "'");
-  return Str(source, map[key], path + "." + key);
-}
-
-double Num(const std::string& source, const YAML::Node& node, const std::string& path) {
-  if (node.IsScalar()) {
-    const std::string& s = node.Scalar();
-    char* end = nullptr;
-    double d = std::strtod(s.c_str(), &end);
-    if (!s.empty() && end == s.c_str() + s.size() && d >= 0) return d;
-  }
-  Fail(source, node, path, "expected a number of 0 or more, found '" + (node.IsScalar() ? node.Scalar() : "a " + std::string(node.IsMap() ? "mapping" : "list")) + "'");
-}
-
-bool Bool(const std::string& source, const YAML::Node& node, const std::string& path) {
-  if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) return node.Scalar() == "true";
-  Fail(source, node, path, "expected true or false");
+// A number of 0 or more (hang settings).
+double NonNegative(const std::string& source, const YAML::Node& node, const std::string& path) {
+  double d = yaml::Num(source, node, path);
+  if (d < 0) Fail(source, node, path, "expected a number of 0 or more, found '" + node.Scalar() + "'");
+  return d;
 }
 
 TriageSignature ParseSignature(const std::string& source, const YAML::Node& n, const std::string& p) {
@@ -98,9 +59,9 @@ TriageSpec ParseRoot(const std::string& source, const YAML::Node& root) {
   TriageSpec spec;
   if (const YAML::Node& h = root["hang"]) {
     CheckKeys(source, h, "hang", {"step_time_factor", "startup_allowance_s", "min_silence_s"});
-    if (h["step_time_factor"]) spec.hang_step_time_factor = Num(source, h["step_time_factor"], "hang.step_time_factor");
-    if (h["startup_allowance_s"]) spec.hang_startup_allowance_s = Num(source, h["startup_allowance_s"], "hang.startup_allowance_s");
-    if (h["min_silence_s"]) spec.hang_min_silence_s = Num(source, h["min_silence_s"], "hang.min_silence_s");
+    if (h["step_time_factor"]) spec.hang_step_time_factor = NonNegative(source, h["step_time_factor"], "hang.step_time_factor");
+    if (h["startup_allowance_s"]) spec.hang_startup_allowance_s = NonNegative(source, h["startup_allowance_s"], "hang.startup_allowance_s");
+    if (h["min_silence_s"]) spec.hang_min_silence_s = NonNegative(source, h["min_silence_s"], "hang.min_silence_s");
   }
   const YAML::Node& sigs = root["signatures"];
   if (!sigs || !sigs.IsSequence()) Fail(source, sigs ? sigs : root, "signatures", "expected a list of signatures");

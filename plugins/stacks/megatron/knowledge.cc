@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "attune/support/yaml_schema.h"
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -11,69 +13,14 @@
 namespace attune::megatron {
 namespace {
 
-// yaml-cpp reports problems by throwing; this file turns every one into a Status with the
-// file:line:col of the node, so nothing escapes the plugin.
-class SchemaError {
- public:
-  SchemaError(std::string where, std::string what) : message_(where + ": " + what) {}
-  const std::string& message() const { return message_; }
-
- private:
-  std::string message_;
-};
-
-std::string Where(const std::string& source, const YAML::Mark& mark) {
-  if (mark.line < 0) return source;
-  return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-}
-
-[[noreturn]] void Fail(const std::string& source, const YAML::Node& node, const std::string& path,
-                       const std::string& what) {
-  throw SchemaError(Where(source, node.Mark()), path + ": " + what);
-}
-
-// Refuses keys outside `allowed`, naming the bad key and the allowed ones.
-void CheckKeys(const std::string& source, const YAML::Node& map, const std::string& path,
-               const std::set<std::string>& allowed) {
-  if (!map.IsMap()) Fail(source, map, path, "expected a mapping");
-  for (const auto& kv : map) {
-    std::string key = kv.first.as<std::string>();
-    if (allowed.count(key)) continue;
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    Fail(source, kv.first, path, "unknown key '" + key + "' (allowed: " + list + ")");
-  }
-}
-
-std::string Str(const std::string& source, const YAML::Node& node, const std::string& path) {
-  if (!node.IsScalar()) Fail(source, node, path, "expected a string");
-  return node.Scalar();
-}
-
-std::string RequiredStr(const std::string& source, const YAML::Node& map, const std::string& key,
-                        const std::string& path) {
-  if (!map[key]) Fail(source, map, path, "missing required key '" + key + "'");
-  return Str(source, map[key], path + "." + key);
-}
-
-double Num(const std::string& source, const YAML::Node& node, const std::string& path) {
-  if (!node.IsScalar()) Fail(source, node, path, "expected a number");
-  try {
-    size_t used = 0;
-    double d = std::stod(node.Scalar(), &used);
-    if (used == node.Scalar().size()) return d;
-  } catch (...) {
-    // Falls through to the error below (std::stod signals "not a number" by throwing).
-  }
-  Fail(source, node, path, "expected a number, found '" + node.Scalar() + "'");
-}
-
-bool Bool(const std::string& source, const YAML::Node& node, const std::string& path) {
-  if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) {
-    return node.Scalar() == "true";
-  }
-  Fail(source, node, path, "expected true or false");
-}
+using support::yaml::Bool;
+using support::yaml::CheckKeys;
+using support::yaml::Fail;
+using support::yaml::Num;
+using support::yaml::RequiredStr;
+using support::yaml::SchemaError;
+using support::yaml::Str;
+using support::yaml::Where;
 
 std::vector<std::string> StrList(const std::string& source, const YAML::Node& node,
                                  const std::string& path) {
@@ -337,7 +284,7 @@ auto Guarded(const std::string& text, const std::string& source, Fn fn)
     CheckVersion(source, root);
     return fn(root);
   } catch (const SchemaError& e) {
-    return Status::InvalidArgument(e.message());
+    return Status::InvalidArgument(e.message);
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(Where(source, e.mark) + ": " + e.msg);
   } catch (const std::regex_error& e) {
