@@ -217,7 +217,7 @@ void AddClauses(Suite& s, const Stack& stack, const std::string& name, const Rec
 }  // namespace
 
 int RunStackCheck(const std::vector<std::string>& args, Env& env) {
-  ArgParser p("stack check NAME RECIPE [--max-moves N] [--json] [--plugin-path DIR]",
+  ArgParser p("stack check NAME RECIPE [--cluster FILE] [--max-moves N] [--json] [--plugin-path DIR]",
               "The stack conformance suite: loads the stack plugin through the plugin host and "
               "checks the contract the engine relies on, on RECIPE (a recipe file of that stack): "
               "its description and levers, that it validates and renders the recipe, that its "
@@ -227,6 +227,10 @@ int RunStackCheck(const std::vector<std::string>& args, Env& env) {
               "invalid UTF-8, huge numbers, truncated records) are read without a crash, the same "
               "way twice. Exit 0 when every clause holds, 1 when one fails.");
   p.Options()("max-moves", po::value<size_t>()->default_value(500), "check at most N legal moves")(
+      "cluster", po::value<std::string>(),
+      "the cluster to validate on, as JSON (ClusterInfo: device_type, device_memory_gib, "
+      "peak_tflops, devices_per_node, max_nodes, compute_capability_major); default: the "
+      "recipe's topology with H100 facts, or a CPU machine for gpu_type cpu")(
       "json", "machine-readable output")(
       "plugin-path", po::value<std::vector<std::string>>(), "extra plugin directory");
   p.Positional("name");
@@ -241,8 +245,26 @@ int RunStackCheck(const std::vector<std::string>& args, Env& env) {
   if (!stack.ok()) return ReportError(env, "stack check", stack.status(), json);
   auto recipe = LoadRecipeFile(p.Get("recipe"));
   if (!recipe.ok()) return ReportError(env, "stack check", recipe.status(), json);
+  ClusterInfo cluster = ClusterFor(*recipe);
+  if (p.Has("cluster")) {
+    auto text = ReadTextFile(p.Get("cluster"));
+    if (!text.ok()) return ReportError(env, "stack check", text.status(), json);
+    auto parsed = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+      return ReportError(env, "stack check",
+                         Status::InvalidArgument(p.Get("cluster") + ": expected a JSON object with "
+                                                 "ClusterInfo's fields (docs/cli.md)"),
+                         json);
+    }
+    try {
+      cluster = ClusterInfoFromJson(parsed);
+    } catch (const std::exception& e) {
+      return ReportError(env, "stack check",
+                         Status::InvalidArgument(p.Get("cluster") + ": " + e.what()), json);
+    }
+  }
   Suite suite;
-  AddClauses(suite, **stack, p.Get("name"), *recipe, ClusterFor(*recipe), p.vm()["max-moves"].as<size_t>());
+  AddClauses(suite, **stack, p.Get("name"), *recipe, cluster, p.vm()["max-moves"].as<size_t>());
   bool all = true;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : suite.results()) {

@@ -94,6 +94,26 @@ def in_tree(args, scratch):
         print(f'  {stack:9} {os.path.basename(path)}: exit {code}', flush=True)
 
 
+def cluster_option(args, scratch):
+    """--cluster: a user's cluster as JSON; a malformed file is refused with exit 2."""
+    recipe = os.path.join(args.source, 'workflows/recipes/minigpt.yaml')
+    cpu = os.path.join(scratch, 'cpu.json')
+    with open(cpu, 'w') as f:
+        json.dump({'device_type': 'cpu', 'devices_per_node': 1, 'max_nodes': 1}, f)
+    p = subprocess.run([args.attune, 'stack', 'check', 'megatron', recipe, '--cluster', cpu],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0 and 'Validate accepts it on cpu x1' in p.stdout,
+          f'--cluster cpu.json: exit {p.returncode} {p.stdout[-300:]} {p.stderr[-300:]}')
+    bad = os.path.join(scratch, 'bad.json')
+    with open(bad, 'w') as f:
+        f.write('[1, 2')
+    p = subprocess.run([args.attune, 'stack', 'check', 'megatron', recipe, '--cluster', bad],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and 'expected a JSON object' in p.stderr,
+          f'--cluster with malformed JSON: exit {p.returncode} {p.stderr[-300:]}')
+    print(f'  --cluster: a CPU cluster validates, malformed JSON exits {p.returncode}', flush=True)
+
+
 def defects(args, scratch):
     recipe = os.path.join(scratch, 'teststack.yaml')
     with open(recipe, 'w') as f:
@@ -121,6 +141,7 @@ def main():
     try:
         print('in-tree stacks on the example recipes', flush=True)
         in_tree(args, scratch)
+        cluster_option(args, scratch)
         print('the suite refuses each defect of the test stack', flush=True)
         defects(args, scratch)
     finally:
