@@ -70,7 +70,7 @@ class TestStack : public Stack {
   Result<Recipe> BenchmarkForm(const Recipe& r) const override {
     Recipe form = r;
     if (defect_ == "form_topology") form.topology.nodes += 1;
-    if (defect_ == "form_objective") SetValue(&form, "--lr", "5");
+    if (defect_ == "form_objective") ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--lr", "5"));
     return form;
   }
   LogParse ParseLog(std::string_view log) const override {

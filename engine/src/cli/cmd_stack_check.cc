@@ -50,7 +50,8 @@ std::string Fail(const std::string& why) { return "FAIL: " + why; }
 std::vector<std::pair<std::string, std::string>> HostileLogs() {
   std::vector<std::pair<std::string, std::string>> logs;
   logs.emplace_back("empty", "");
-  logs.emplace_back("NUL bytes", std::string("iteration\0 1/10 |\0\0step 1 | epoch 0 |\0", 40));
+  static constexpr char kNul[] = "iteration\0 1/10 |\0\0step 1 | epoch 0 |\0";
+  logs.emplace_back("NUL bytes", std::string(kNul, sizeof(kNul) - 1));
   std::string bytes(200 * 1024, '\0');
   std::mt19937 rng(7);
   for (auto& c : bytes) c = static_cast<char>(rng() & 0xff);
@@ -86,10 +87,15 @@ std::vector<std::pair<std::string, std::string>> HostileLogs() {
   return logs;
 }
 
-std::string ParseSignature(const LogParse& p) {
-  std::string out = std::to_string(p.iterations.size()) + "/" + std::to_string(p.memory.size()) + "/" +
-                    std::to_string(p.warnings.size()) + "/" + (p.training_started ? "1" : "0");
-  for (const auto& it : p.iterations) out += "|" + IterationToJson(it).dump();
+std::string Fingerprint(const LogParse& p) {
+  std::string out = std::to_string(p.iterations.size());
+  out += "/" + std::to_string(p.memory.size());
+  out += "/" + std::to_string(p.warnings.size());
+  out += p.training_started ? "/1" : "/0";
+  for (const auto& it : p.iterations) {
+    out += '|';
+    out += IterationToJson(it).dump();
+  }
   return out;
 }
 
@@ -198,7 +204,7 @@ void AddClauses(Suite& s, const Stack& stack, const std::string& name, const Rec
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (s > 30) return Fail(what + ": ParseLog+Triage took " + std::to_string(s) + " s");
       if (f.kind == FailureKind::kNone) return Fail(what + ": a job killed with exit code 137 is no failure");
-      if (ParseSignature(stack.ParseLog(text)) != ParseSignature(p)) return Fail(what + ": parsed differently twice");
+      if (Fingerprint(stack.ParseLog(text)) != Fingerprint(p)) return Fail(what + ": parsed differently twice");
       if (!said.empty()) said += ", ";
       said += what;
     }

@@ -1,11 +1,11 @@
 #include "attune/support/log_triage.h"
 
-#include "attune/support/yaml_schema.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <set>
+
+#include "attune/support/yaml_schema.h"
 
 namespace attune::support {
 namespace {

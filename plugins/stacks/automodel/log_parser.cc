@@ -54,14 +54,17 @@ void ReadField(const std::string& field, IterationSample* s) {
   }
 }
 
-bool ParseStepLine(const std::string& full_line, IterationSample* s) {
+bool ParseStepLine(const std::string& line, IterationSample* s) {
   static const std::regex kStep(R"((?:^|[\s:|])step\s+(\d{1,15})\s*\|\s*epoch\s+(\d{1,15})\s*\|)");
-  const std::string line = full_line.substr(0, support::kRegexWindow);
+  if (line.find("[val]") != std::string::npos) return false;
+  // The head is found within the regex window (support/log_lines.h); the fields after it are
+  // read to the line's end without a regex.
+  auto window_end = line.begin() + static_cast<long>(std::min(line.size(), support::kRegexWindow));
   std::smatch m;
-  if (line.find("[val]") != std::string::npos || !std::regex_search(line, m, kStep)) return false;
+  if (!std::regex_search(line.begin(), window_end, m, kStep)) return false;
   s->iteration = std::stoll(m[1].str());
   s->extra["epoch"] = std::stod(m[2].str());
-  std::string rest = m.suffix().str();
+  std::string rest(m[0].second, line.end());
   size_t start = 0;
   while (start < rest.size()) {
     size_t bar = rest.find('|', start);
@@ -187,12 +190,14 @@ void TimesFromTimestamps(const std::vector<double>& stamps, LogParse* parse) {
 
 }  // namespace
 
-LogParse ParseAutoModelLog(std::string_view log) {
+LogParse ParseAutoModelLog(std::string_view log) { return ParseAutoModelLines(support::SplitLogLines(log)); }
+
+LogParse ParseAutoModelLines(const std::vector<support::LogLine>& lines) {
   LogParse parse;
   bool contaminated = false;
   std::set<int64_t> seen;
   std::vector<double> stamps;  // each record's timestamp, -1 when its line has none
-  for (const auto& line : support::SplitLogLines(log)) {
+  for (const auto& line : lines) {
     const std::string& text = line.text;
     IterationSample s;
     if (ParseStepLine(text, &s) || ParseJsonlRecord(text, &s) || ParseNemoProgress(text, &s) ||
@@ -258,20 +263,18 @@ Result<Measurement> MeasureAutoModel(const LogParse& parse, long long dp_cp, lon
 
 Failure TriageAutoModel(std::string_view log, const JobEnd& end, const Knowledge& knowledge) {
   auto lines = support::SplitLogLines(log);
-  LogParse parse = ParseAutoModelLog(log);
+  LogParse parse = ParseAutoModelLines(lines);
   support::TriageInput input;
-  input.training_start = lines.size();
   for (const auto& s : parse.iterations) {
-    input.progress.push_back({s.line, s.iteration, 0, s.step_time_ms / 1000.0});
-    if (input.training_start == lines.size()) {
-      for (size_t i = 0; i < lines.size(); ++i) {
-        if (lines[i].number == s.line) {
-          input.training_start = i;
-          break;
-        }
-      }
-    }
+    input.progress.push_back({s.line, s.iteration, 0, s.step_time_ms / 1000.0, ""});
   }
+  // Training starts at the first step line's record.
+  auto first = parse.iterations.empty()
+                   ? lines.end()
+                   : std::find_if(lines.begin(), lines.end(), [&](const support::LogLine& l) {
+                       return l.number == parse.iterations.front().line;
+                     });
+  input.training_start = static_cast<size_t>(first - lines.begin());
   // AutoModel prints no "training finished" marker; a clean exit is judged by its exit code and
   // the signatures (an exit code alone is not enough: `cmd | tee log` exits 0 when cmd fails).
   return support::TriageLines(knowledge.triage, lines, input, end);

@@ -8,9 +8,11 @@
 #define ATTUNE_PLUGINS_STACKS_AUTOMODEL_LOG_PARSER_H_
 
 #include <string_view>
+#include <vector>
 
 #include "attune/metrics.h"
 #include "attune/stack.h"
+#include "attune/support/log_lines.h"
 #include "knowledge.h"
 
 namespace attune::automodel {
@@ -21,6 +23,8 @@ namespace attune::automodel {
 //   "mem_gib", "lr", "num_label_tokens", "epoch"
 //   "contaminated"      1 when a validation or checkpoint line preceded it (its time includes them)
 LogParse ParseAutoModelLog(std::string_view log);
+// The same, from a log already split by support::SplitLogLines (triage splits it once).
+LogParse ParseAutoModelLines(const std::vector<support::LogLine>& lines);
 
 // Median throughput per physical GPU over the clean steps (drops the first step and contaminated
 // ones). `dp_cp` is DP×CP of the recipe, used to turn a printed per-replica figure back into a

@@ -2,13 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "attune/support/yaml_schema.h"
-
 #include <algorithm>
-#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "attune/support/yaml_schema.h"
 
 namespace attune::megatron {
 namespace {

@@ -199,8 +199,8 @@ void AttachTimers(const std::string& text, bool in_block, LogParse* out) {
 
 class Parser {
  public:
-  LogParse Run(std::string_view log) {
-    for (const auto& line : SplitLogLines(log)) Line(line);
+  LogParse Run(const std::vector<LogLine>& lines) {
+    for (const auto& line : lines) Line(line);
     Finish();
     return std::move(out_);
   }
@@ -268,6 +268,8 @@ class Parser {
 
 }  // namespace
 
-LogParse ParseMegatronLog(std::string_view log) { return Parser().Run(log); }
+LogParse ParseMegatronLog(std::string_view log) { return Parser().Run(SplitLogLines(log)); }
+
+LogParse ParseMegatronLines(const std::vector<LogLine>& lines) { return Parser().Run(lines); }
 
 }  // namespace attune::megatron

@@ -9,10 +9,12 @@
 #define ATTUNE_PLUGINS_STACKS_MEGATRON_LOG_PARSER_H_
 
 #include <string_view>
+#include <vector>
 
 #include "attune/metrics.h"
 #include "attune/recipe.h"
 #include "attune/status.h"
+#include "attune/support/log_lines.h"
 
 namespace attune::megatron {
 
@@ -20,6 +22,8 @@ namespace attune::megatron {
 inline constexpr const char* kTimerPrefix = "timer:";
 
 LogParse ParseMegatronLog(std::string_view log);
+// The same, from a log already split by support::SplitLogLines (triage splits it once).
+LogParse ParseMegatronLines(const std::vector<support::LogLine>& lines);
 
 // Drops the iteration-1 record and the first logged interval (they include start-up), and CUDA
 // graph warm-up steps; then the median step time, tokens/s/GPU, CV, TFLOP/s, peak memory and the

@@ -1,8 +1,5 @@
 #include "triage.h"
 
-#include <algorithm>
-#include <cstdio>
-
 #include "attune/support/log_lines.h"
 #include "log_parser.h"
 
@@ -10,7 +7,6 @@ namespace attune::megatron {
 
 using support::LogLine;
 using support::SplitLogLines;
-using support::Trim;
 
 namespace {
 
@@ -43,11 +39,15 @@ bool Completed(const LogParse& parse, const std::vector<LogLine>& lines) {
 
 Failure TriageLog(const TriageSpec& spec, std::string_view log, const JobEnd& end,
                   const std::vector<support::ProgressRecord>* progress) {
-  auto lines = SplitLogLines(log);
-  LogParse parse = ParseMegatronLog(log);
+  return TriageLines(spec, SplitLogLines(log), end, progress);
+}
+
+Failure TriageLines(const TriageSpec& spec, const std::vector<LogLine>& lines, const JobEnd& end,
+                    const std::vector<support::ProgressRecord>* progress) {
+  LogParse parse = ParseMegatronLines(lines);
   support::TriageInput input;
   for (const auto& s : parse.iterations) {
-    input.progress.push_back({s.line, s.iteration, s.train_iters, s.step_time_ms / 1000.0});
+    input.progress.push_back({s.line, s.iteration, s.train_iters, s.step_time_ms / 1000.0, ""});
   }
   if (progress && !progress->empty()) input.progress = *progress;
   input.completed = Completed(parse, lines);

@@ -20,6 +20,9 @@ namespace attune::megatron {
 // stack built on Megatron (slime) reads its own records and passes them.
 Failure TriageLog(const TriageSpec& spec, std::string_view log, const JobEnd& end,
                   const std::vector<support::ProgressRecord>* progress = nullptr);
+// The same, from a log already split by support::SplitLogLines.
+Failure TriageLines(const TriageSpec& spec, const std::vector<support::LogLine>& lines,
+                    const JobEnd& end, const std::vector<support::ProgressRecord>* progress = nullptr);
 
 std::vector<Diagnosis> DiagnoseRun(const Recipe& recipe, const Measurement& measurement,
                                    const LogParse& parse, const ClusterInfo& cluster);

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
-#include <regex>
 #include <set>
 #include <vector>
 
@@ -154,8 +153,8 @@ bool IsTrainerPerf(const std::map<std::string, double>& d) {
 
 class Parser {
  public:
-  LogParse Run(std::string_view log) {
-    for (const auto& line : support::SplitLogLines(log)) Line(line);
+  LogParse Run(const std::vector<support::LogLine>& lines) {
+    for (const auto& line : lines) Line(line);
     return std::move(out_);
   }
 
@@ -234,7 +233,9 @@ Result<std::map<std::string, double>> ParsePythonDict(std::string_view text) {
   return DictReader(text).Read();
 }
 
-LogParse ParseSlimeLog(std::string_view log) { return Parser().Run(log); }
+LogParse ParseSlimeLog(std::string_view log) { return Parser().Run(support::SplitLogLines(log)); }
+
+LogParse ParseSlimeLines(const std::vector<support::LogLine>& lines) { return Parser().Run(lines); }
 
 std::optional<double> RolloutStepSeconds(const std::map<std::string, double>& perf) {
   double update = Get(perf, "perf/update_weights_time");

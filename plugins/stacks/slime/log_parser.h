@@ -20,10 +20,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attune/metrics.h"
 #include "attune/recipe.h"
 #include "attune/status.h"
+#include "attune/support/log_lines.h"
 
 namespace attune::slime {
 
@@ -33,6 +35,8 @@ namespace attune::slime {
 Result<std::map<std::string, double>> ParsePythonDict(std::string_view text);
 
 LogParse ParseSlimeLog(std::string_view log);
+// The same, from a log already split by support::SplitLogLines (triage splits it once).
+LogParse ParseSlimeLines(const std::vector<support::LogLine>& lines);
 
 // Seconds of one rollout step from its perf keys: the trainer's perf/step_time (train_wait +
 // train) plus perf/update_weights_time; without the trainer's keys, perf/rollout_time +

@@ -209,7 +209,8 @@ Failure SlimeStack::Triage(std::string_view log, const JobEnd& end) const {
     // slime's own records (rollout perf and train steps) are its progress: a training actor that
     // falls silent while rollout actors keep logging is a hang. Rollout ids and train steps
     // count differently, so the records are numbered in log order.
-    LogParse parse = ParseSlimeLog(log);
+    auto lines = support::SplitLogLines(log);
+    LogParse parse = ParseSlimeLines(lines);
     std::vector<const IterationSample*> records;
     for (const auto& s : parse.iterations) records.push_back(&s);
     std::stable_sort(records.begin(), records.end(),
@@ -220,7 +221,7 @@ Failure SlimeStack::Triage(std::string_view log, const JobEnd& end) const {
       progress.push_back({s->line, static_cast<int64_t>(progress.size() + 1), 0, s->step_time_ms / 1000.0,
                           (train_step ? "train step " : "rollout ") + std::to_string(s->iteration)});
     }
-    return megatron::TriageLog(triage_, log, end, &progress);
+    return megatron::TriageLines(triage_, lines, end, &progress);
   });
 }
 

@@ -86,7 +86,7 @@ TEST_CASE("glued terminate banners lose to the collective timeout named later, w
       "1: terminate called after throwing an instance of 'c10::DistBackendError'terminate called after throwing an instance of 'c10::DistBackendError'\n"
       "1:   what():  [PG 0 Rank 1] Process group watchdog thread terminated with exception: DistBackendError\n"
       "3: [rank3]:[E ProcessGroupNCCL.cpp:1] [PG 0 Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7)\n";
-  Failure f = Triage(log, {{1, 10, 100, 1.0}}, JobEnd{1, "failed", 50});
+  Failure f = Triage(log, {{1, 10, 100, 1.0, ""}}, JobEnd{1, "failed", 50});
   CHECK(f.kind == FailureKind::kNcclTimeout);
   CHECK(f.signature == "timeout");
   CHECK(f.line == 4);
@@ -117,7 +117,7 @@ TEST_CASE("a hang: the training rank falls silent while other processes keep log
       "(TrainActor pid=1) [2026-01-01 00:00:10] step 2 done\n"
       "(RolloutManager pid=2) [2026-01-01 00:01:00] generating\n"
       "(RolloutManager pid=2) [2026-01-01 00:20:00] generating\n";
-  std::vector<ProgressRecord> progress = {{1, 1, 0, 10.0}, {2, 2, 0, 10.0}};
+  std::vector<ProgressRecord> progress = {{1, 1, 0, 10.0, ""}, {2, 2, 0, 10.0, ""}};
   Failure f = Triage(log, progress, JobEnd{-1, "timed_out", 1500});
   CHECK(f.kind == FailureKind::kHang);
   CHECK(f.signature == "hang_no_progress");
@@ -141,12 +141,12 @@ TEST_CASE("a hang: the training rank falls silent while other processes keep log
 
 TEST_CASE("without timestamps, run time the steps do not explain is a hang", "[support][triage]") {
   std::string log = "step 1\nstep 2\nother\n";
-  std::vector<ProgressRecord> progress = {{1, 1, 0, 1.0}, {2, 2, 0, 1.0}};
+  std::vector<ProgressRecord> progress = {{1, 1, 0, 1.0, ""}, {2, 2, 0, 1.0, ""}};
   Failure f = Triage(log, progress, JobEnd{-1, "timed_out", 1000});
   CHECK(f.kind == FailureKind::kHang);
   CHECK(f.hint.find("about 898 s of the job's 1000 s are not explained by logged steps") == 0);
   // Planned steps all logged: finished, not hung.
-  std::vector<ProgressRecord> done = {{1, 1, 2, 1.0}, {2, 2, 2, 1.0}};
+  std::vector<ProgressRecord> done = {{1, 1, 2, 1.0, ""}, {2, 2, 2, 1.0, ""}};
   CHECK(Triage(log, done, JobEnd{-1, "timed_out", 1000}).kind == FailureKind::kTimeLimit);
   // No step at all within the start-up allowance plus the silence: a hang.
   CHECK(Triage("loading\n", {}, JobEnd{-1, "timed_out", 200}).kind == FailureKind::kHang);
