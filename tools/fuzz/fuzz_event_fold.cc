@@ -18,7 +18,7 @@ const char* const kTypes[] = {
     attune::events::kStepFinished,       attune::events::kProposalRecorded,
     attune::events::kAgentFailed,        attune::events::kGateVerdict,
     attune::events::kJobRequested,       attune::events::kJobSubmitted,
-    attune::events::kJobCancelRequested, attune::events::kJobFinished,
+    attune::events::kJobCancelRequested, attune::events::kJobStopRequested, attune::events::kJobFinished,
     attune::events::kCandidateRanked,    attune::events::kLeaderChanged,
     attune::events::kPairedLossChecked,  attune::events::kSpeedupMeasured,
     attune::events::kCampaignPaused,     attune::events::kCampaignFinished,

@@ -109,6 +109,15 @@ class Stack : public Plugin {
     return CheckObjective(recipe, form);
   }
 
+  // How many records (iterations, steps, rollouts: what ParseLog returns one IterationSample for)
+  // a job of `form` (BenchmarkForm's answer) logs when nothing stops it early; std::nullopt when the
+  // stack cannot tell (a length that follows from the dataset's size). An upper bound is fine. The
+  // engine projects a job it stopped early (measure.early_stop) to its full length with it.
+  virtual std::optional<int64_t> BenchmarkLength(const Recipe& form) const {
+    (void)form;
+    return std::nullopt;
+  }
+
   // Parses a (possibly partial) log. Tolerant of prefixes, timestamps, ANSI codes, CRLF.
   virtual LogParse ParseLog(std::string_view log) const = 0;
 

@@ -14,6 +14,7 @@
 //   report.writing      half of the report files are written
 //   job.cancel_requested  JobCancelRequested is durable, the launcher not yet asked to cancel
 //   job.cancel_confirmed  the cancelled job ended, JobFinished not yet written
+//   job.stop_requested    JobStopRequested (the adaptive stop) is durable, the launcher not yet asked
 //   campaign.pausing    the stop reached its safe point, CampaignPaused not yet written
 #ifndef ATTUNE_ENGINE_BASE_CRASH_POINT_H_
 #define ATTUNE_ENGINE_BASE_CRASH_POINT_H_

@@ -132,7 +132,19 @@ double CampaignState::TimeLimitForNextJob() const {
   for (const auto& j : jobs) {
     if (j.candidate != events::kBaselineId || !j.Counts() || !j.measurement) continue;
     const double start = j.status.value("start_time", -1.0), end = j.status.value("end_time", -1.0);
-    if (start >= 0 && end > start) longest = std::max(longest, end - start);
+    if (start < 0 || end <= start) continue;
+    double ran = end - start;
+    if (j.stopped_early) {
+      // A run stopped early stands for the whole benchmark run it would have been: its time scaled
+      // by planned ÷ logged iterations (start-up scaled too, so on the long side). Unknown without a
+      // planned length; such a run leaves the limit as configured.
+      const nlohmann::json p = j.stop.value("planned_iterations", nlohmann::json());
+      const double planned = p.is_number() ? p.get<double>() : 0.0;
+      const double logged = std::max(j.stop.value("last_iteration", 0.0), j.stop.value("iterations_logged", 0.0));
+      if (!(planned > 0 && logged > 0)) continue;
+      ran *= std::max(1.0, planned / logged);
+    }
+    longest = std::max(longest, ran);
   }
   if (longest <= 0) return settings.job_time_limit_s;  // the baseline has not measured yet
   return std::min(settings.job_time_limit_s, std::max(kMinDerivedTimeLimitS, settings.time_limit_factor * longest));

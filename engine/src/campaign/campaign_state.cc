@@ -32,7 +32,11 @@ json CampaignSettingsToJson(const CampaignSettings& s) {
               {"noise_band", s.noise_band},
               {"repeats", s.repeats},
               {"loss_rel_tolerance", s.loss_rel_tolerance},
-              {"paired_losses", s.paired_losses}};
+              {"paired_losses", s.paired_losses},
+              {"early_stop", s.early_stop},
+              {"early_stop_min_iterations", s.early_stop_min_iterations},
+              {"early_stop_relative_error", s.early_stop_relative_error},
+              {"early_stop_check_every_s", s.early_stop_check_every_s}};
 }
 
 CampaignSettings CampaignSettingsFromJson(const json& j) {
@@ -45,6 +49,10 @@ CampaignSettings CampaignSettingsFromJson(const json& j) {
   s.repeats = std::max(1, j.value("repeats", 1));
   s.loss_rel_tolerance = j.value("loss_rel_tolerance", 0.02);
   s.paired_losses = j.value("paired_losses", 5);
+  s.early_stop = j.value("early_stop", false);
+  s.early_stop_min_iterations = j.value("early_stop_min_iterations", 20);
+  s.early_stop_relative_error = j.value("early_stop_relative_error", 0.0);
+  s.early_stop_check_every_s = j.value("early_stop_check_every_s", 30.0);
   return s;
 }
 
@@ -88,6 +96,7 @@ Status CampaignState::Apply(const EventRecord& e) {
     else if (t == events::kJobRequested) s = ApplyRequested(d);
     else if (t == events::kJobSubmitted) s = ApplySubmitted(d);
     else if (t == events::kJobCancelRequested) s = ApplyCancelRequested(d);
+    else if (t == events::kJobStopRequested) s = ApplyStopRequested(d);
     else if (t == events::kJobFinished) s = ApplyFinished(d);
     else if (t == events::kCandidateRanked) s = ApplyRanked(d);
     else if (t == events::kLeaderChanged) s = ApplyLeader(d);
@@ -256,10 +265,29 @@ Status CampaignState::ApplyCancelRequested(const json& d) {
   return Status::Ok();
 }
 
+Status CampaignState::ApplyStopRequested(const json& d) {
+  auto* j = MutableJob(d.at("job").get<std::string>());
+  if (!j) return Malformed(events::kJobStopRequested, "stop of an unrequested job");
+  if (j->finished) return Malformed(events::kJobStopRequested, "stop of finished job " + j->name);
+  if (j->stop_requested) return Malformed(events::kJobStopRequested, "job " + j->name + " stopped twice");
+  if (j->cancel_requested) {
+    return Malformed(events::kJobStopRequested, "stop of job " + j->name + ", whose cancellation was requested");
+  }
+  const int64_t bytes = d.at("log_bytes").get<int64_t>();
+  if (bytes <= 0) return Malformed(events::kJobStopRequested, "log_bytes must be > 0");
+  j->stop_requested = true;
+  j->stop_log_bytes = bytes;
+  j->stop = d;
+  return Status::Ok();
+}
+
 Status CampaignState::ApplyFinished(const json& d) {
   auto* j = MutableJob(d.at("job").get<std::string>());
   if (!j) return Malformed(events::kJobFinished, "finish of an unrequested job");
   if (j->finished) return Malformed(events::kJobFinished, "job " + j->name + " finished twice");
+  if (d.value("stopped_early", false) && !j->stop_requested) {
+    return Malformed(events::kJobFinished, "job " + j->name + " stopped early without a JobStopRequested");
+  }
   j->finished = true;
   j->status = d.value("status", json::object());
   j->state = JobStateFromName(j->status.value("state", "unknown")).value_or(JobState::kUnknown);
@@ -275,6 +303,7 @@ Status CampaignState::ApplyFinished(const json& d) {
   // A job the engine asked to stop is the engine's doing even when the stop was confirmed only
   // after a restart (the launcher then reports a plain cancelled or killed job).
   j->cancelled_by_engine = d.value("cancelled_by_engine", false) || j->cancel_requested;
+  j->stopped_early = d.value("stopped_early", false);
   // Charge and release in one step: the ledger never shows a job both reserved and charged.
   ledger.reserved -= j->reserved_gpu_hours;
   if (ledger.reserved < 1e-12) ledger.reserved = std::max(0.0, ledger.reserved);

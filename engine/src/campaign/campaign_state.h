@@ -42,6 +42,16 @@ struct CampaignSettings {
   int repeats = 1;                   // runs per candidate
   double loss_rel_tolerance = 0.02;
   int paired_losses = 5;
+  // The adaptive stop (workflow measure.early_stop). Off in logs recorded before it existed. The
+  // fold never reads these: a stop is decided by the job driver and recorded in JobStopRequested.
+  bool early_stop = false;
+  int early_stop_min_iterations = 20;
+  double early_stop_relative_error = 0;  // 0: noise_band ÷ 6
+  double early_stop_check_every_s = 30;
+  // The relative error a stop waits for.
+  double EarlyStopRelativeError() const {
+    return early_stop_relative_error > 0 ? early_stop_relative_error : noise_band / 6;
+  }
 };
 nlohmann::json CampaignSettingsToJson(const CampaignSettings& s);
 CampaignSettings CampaignSettingsFromJson(const nlohmann::json& j);
@@ -93,6 +103,12 @@ struct JobRecord {
   std::string log_path;
   bool cancel_requested = false;     // JobCancelRequested: the engine asked the launcher to stop it
   bool cancelled_by_engine = false;  // stopped by `--on-stop cancel`: does not count as a result
+  // JobStopRequested: the adaptive stop. The job is judged on the first `stop_log_bytes` bytes of
+  // its log (what the stop was decided on) as a run that ended well, however the launcher ends it.
+  bool stop_requested = false;
+  int64_t stop_log_bytes = 0;
+  nlohmann::json stop;               // the JobStopRequested data
+  bool stopped_early = false;        // JobFinished.stopped_early
 
   bool InFlight() const { return !finished; }
   // A finished job whose result counts for its candidate (engine cancellations do not).
@@ -230,6 +246,7 @@ class CampaignState {
   Status ApplyRequested(const nlohmann::json& d);
   Status ApplySubmitted(const nlohmann::json& d);
   Status ApplyCancelRequested(const nlohmann::json& d);
+  Status ApplyStopRequested(const nlohmann::json& d);
   Status ApplyFinished(const nlohmann::json& d);
   Status ApplyRanked(const nlohmann::json& d);
   Status ApplyLeader(const nlohmann::json& d);

@@ -19,6 +19,7 @@ inline constexpr char kGateVerdict[] = "GateVerdict";
 inline constexpr char kJobRequested[] = "JobRequested";
 inline constexpr char kJobSubmitted[] = "JobSubmitted";
 inline constexpr char kJobCancelRequested[] = "JobCancelRequested";
+inline constexpr char kJobStopRequested[] = "JobStopRequested";
 inline constexpr char kJobFinished[] = "JobFinished";
 inline constexpr char kCandidateRanked[] = "CandidateRanked";
 inline constexpr char kLeaderChanged[] = "LeaderChanged";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace attune {
 
 double RelativeSpread(const std::vector<Measurement>& runs) {
@@ -66,6 +68,35 @@ SpeedupStats PairedSpeedup(const std::vector<double>& a, const std::vector<doubl
   s.min = *lo;
   s.max = *hi;
   return s;
+}
+
+SteadyCheck CheckSteady(const std::vector<double>& step_times_s, int min_iterations, double target) {
+  SteadyCheck c;
+  c.iterations = static_cast<int>(step_times_s.size());
+  if (c.iterations < std::max(min_iterations, 2)) {
+    c.why = fmt::format("{} steady iteration(s) of the {} needed", c.iterations, std::max(min_iterations, 2));
+    return c;
+  }
+  c.median_s = Median(step_times_s);
+  const double cv = CoefficientOfVariation(step_times_s);
+  if (!(c.median_s > 0) || !std::isfinite(cv)) {
+    c.why = "no positive step time";
+    return c;
+  }
+  c.relative_error = 1.2533 * cv / std::sqrt(static_cast<double>(c.iterations));
+  const size_t half = step_times_s.size() / 2;
+  const double first = Median({step_times_s.begin(), step_times_s.begin() + half});
+  const double second = Median({step_times_s.end() - half, step_times_s.end()});
+  c.drift = std::abs(second - first) / c.median_s;
+  if (c.relative_error > target) {
+    c.why = fmt::format("the median step time is known to {:.2f}%, {:.2f}% wanted", 100 * c.relative_error,
+                        100 * target);
+  } else if (c.drift > 3 * target) {
+    c.why = fmt::format("the step time still drifts ({:.2f}% between the halves)", 100 * c.drift);
+  } else {
+    c.stable = true;
+  }
+  return c;
 }
 
 }  // namespace attune

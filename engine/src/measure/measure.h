@@ -50,6 +50,24 @@ struct SpeedupStats {
 };
 SpeedupStats PairedSpeedup(const std::vector<double>& a, const std::vector<double>& b);
 
+// The adaptive stop's test of a running job (measure.early_stop): are its steady step times
+// (the iterations the stack measures, oldest first, in seconds) enough to pin the median step time
+// down to `target` (relative)? Stable when
+//   - there are at least `min_iterations` of them,
+//   - the standard error of their median, estimated as 1.2533 × cv ÷ √n (the large-sample factor
+//     √(π/2) for a median), is at most `target`, and
+//   - the medians of their first and second halves differ by at most 3 × `target` of the median
+//     (a step time still drifting — warming caches, a growing allocator — is not yet steady).
+struct SteadyCheck {
+  bool stable = false;
+  std::string why;              // what is still missing when not stable
+  int iterations = 0;
+  double median_s = 0;
+  double relative_error = 0;    // the estimated standard error of the median, relative
+  double drift = 0;             // |median(second half) − median(first half)| ÷ median
+};
+SteadyCheck CheckSteady(const std::vector<double>& step_times_s, int min_iterations, double target);
+
 }  // namespace attune
 
 #endif  // ATTUNE_ENGINE_MEASURE_MEASURE_H_

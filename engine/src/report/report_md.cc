@@ -76,6 +76,38 @@ std::string ShipSection(const CampaignState& state, const std::string& launch_co
   return out;
 }
 
+// The adaptive stop: which jobs it ended, after how many iterations, with what precision.
+std::string EarlyStopParagraph(const CampaignState& state) {
+  int stopped = 0, finished = 0;
+  int64_t fewest = 0, most = 0;
+  double worst_error = 0, hours = 0;
+  for (const auto& j : state.jobs) {
+    if (!j.finished) continue;
+    ++finished;
+    if (!j.stopped_early) continue;
+    const int64_t at = j.stop.value("last_iteration", int64_t{0});
+    fewest = stopped ? std::min(fewest, at) : at;
+    most = stopped ? std::max(most, at) : at;
+    worst_error = std::max(worst_error, j.stop.value("relative_error", 0.0));
+    hours += j.charged_gpu_hours;
+    ++stopped;
+  }
+  if (!state.settings.early_stop && stopped == 0) return "";
+  const std::string rule = fmt::format(
+      "once at least {} steady iterations knew its median step time to ±{}% (standard error) and "
+      "the step time no longer drifted",
+      state.settings.early_stop_min_iterations, ri::Fixed(100 * state.settings.EarlyStopRelativeError(), 2));
+  if (stopped == 0) {
+    return "The adaptive stop was on (a job is stopped " + rule + "); no job was stopped early.\n\n";
+  }
+  return fmt::format(
+      "{} of {} finished jobs were stopped early by the adaptive stop, {}: after iteration {}{}, "
+      "the worst to ±{}%. Each was measured on the log as it stood at that decision. Together they "
+      "were charged {} GPU-hours.\n\n",
+      stopped, finished, rule, fewest, most != fewest ? fmt::format("–{}", most) : "",
+      ri::Fixed(100 * worst_error, 2), ri::Fixed(hours, 4));
+}
+
 // What the stack's benchmark form changed for the jobs (the first job of the shipped recipe, or of
 // the baseline), so that nobody mistakes the measured run for the shipped one.
 std::string BenchmarkSection(const CampaignState& state) {
@@ -89,12 +121,16 @@ std::string BenchmarkSection(const CampaignState& state) {
   }
   if (!shown) return "";
   std::string out = "## How the jobs were benchmarked\n\n";
-  if (shown->benchmark_changes.empty()) return out + "Each job ran its recipe as it is.\n\n";
-  out += "Each job ran a short form of its recipe: the stack changed only run-control settings "
-         "(how long it runs, logging, checkpointing, evaluation). The shipped recipe above keeps "
-         "them as given. For `" + shown->candidate + "`:\n\n";
-  for (const auto& c : shown->benchmark_changes) out += "- `" + DescribeChange(c) + "`\n";
-  return out + "\n";
+  if (shown->benchmark_changes.empty()) {
+    out += "Each job ran its recipe as it is.\n\n";
+  } else {
+    out += "Each job ran a short form of its recipe: the stack changed only run-control settings "
+           "(how long it runs, logging, checkpointing, evaluation). The shipped recipe above keeps "
+           "them as given. For `" + shown->candidate + "`:\n\n";
+    for (const auto& c : shown->benchmark_changes) out += "- `" + DescribeChange(c) + "`\n";
+    out += "\n";
+  }
+  return out + EarlyStopParagraph(state);
 }
 
 std::string GateSection(const CampaignState& state) {

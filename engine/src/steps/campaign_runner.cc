@@ -99,6 +99,10 @@ CampaignSettings SettingsOf(const Workflow& w) {
   s.repeats = w.measure.repeats;
   s.loss_rel_tolerance = w.gate.loss_rel_tolerance;
   s.paired_losses = w.gate.paired_losses;
+  s.early_stop = w.measure.early_stop.enabled;
+  s.early_stop_min_iterations = w.measure.early_stop.min_iterations;
+  s.early_stop_relative_error = w.measure.early_stop.relative_error;
+  s.early_stop_check_every_s = w.measure.early_stop.check_every_s;
   return s;
 }
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "base/crash_point.h"
 #include "campaign/events.h"
 #include "gate/static_gate.h"
+#include "measure/measure.h"
 
 namespace attune {
 namespace {
@@ -75,21 +77,34 @@ bool IsInfrastructureError(const Status& s) {
          s.code() == StatusCode::kDeadlineExceeded;
 }
 
+// The job's log text up to its last complete line.
+std::string_view CompleteLines(std::string_view text) {
+  const size_t nl = text.rfind('\n');
+  return nl == std::string_view::npos ? std::string_view() : text.substr(0, nl + 1);
+}
+
 // Reads and judges a terminal job: measurement when it succeeded and measured, else a failure.
 // A log that cannot be read for an infrastructure reason (I/O error, launcher unavailable) is an
 // error, not an empty log: judging it would record a good run as failed for good.
+// A job stopped early (JobStopRequested) is judged on the log as it stood when the stop was
+// decided, as a run that ended well: how the launcher ended it afterwards is the engine's doing.
 Result<json> ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& st, bool cancelled) {
   auto log_text = ctx.launcher->ReadLog(job.name);
   if (!log_text.ok() && IsInfrastructureError(log_text.status())) {
     return log_text.status().WithContext("reading the log of job " + job.name);
   }
-  const std::string text = log_text.ok() ? *log_text : "";
+  std::string text = log_text.ok() ? *log_text : "";
+  const double ran_s = st.start_time && st.end_time ? *st.end_time - *st.start_time : 0.0;
+  JobEnd end{st.exit_code.value_or(-1), JobStateName(st.state), ran_s};
+  const bool stopped_early = job.stop_requested && !cancelled;
+  if (stopped_early) {
+    if (text.size() > static_cast<size_t>(job.stop_log_bytes)) text.resize(job.stop_log_bytes);
+    end = JobEnd{0, JobStateName(JobState::kSucceeded), ran_s};
+  }
   LogParse parse = ctx.stack->ParseLog(text);
-  JobEnd end{st.exit_code.value_or(-1), JobStateName(st.state),
-             st.start_time && st.end_time ? *st.end_time - *st.start_time : 0.0};
   Failure failure = ctx.stack->Triage(text, end);
   json measurement = nullptr, diagnosis = json::array();
-  if (st.state == JobState::kSucceeded && failure.kind == FailureKind::kNone) {
+  if ((st.state == JobState::kSucceeded || stopped_early) && failure.kind == FailureKind::kNone) {
     auto m = ctx.stack->Measure(parse, job.run_recipe);
     if (m.ok()) {
       measurement = MeasurementToJson(*m);
@@ -113,7 +128,8 @@ Result<json> ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& 
               {"failure", failure.kind == FailureKind::kNone ? json() : FailureToJson(failure)},
               {"diagnosis", diagnosis},
               {"log_path", LogPath(ctx, job.name)},
-              {"cancelled_by_engine", cancelled}};
+              {"cancelled_by_engine", cancelled},
+              {"stopped_early", stopped_early}};
 }
 
 // Submits when the launcher does not know the job; records JobSubmitted once.
@@ -202,6 +218,87 @@ Status FinishCancelled(RunContext& ctx, const std::string& name) {
   }
 }
 
+// A job stopped early whose end is not recorded: asks the launcher to stop it (again: Cancel is
+// idempotent), waits for the end and records the result judged on the log the stop was decided
+// on. A job the launcher no longer knows ended without launcher times (charged nothing). A stop of
+// the campaign meanwhile waits up to 10 s for the end, then leaves the job in flight; a resumed
+// campaign finishes it here and never submits it again.
+Status FinishStoppedEarly(RunContext& ctx, const std::string& name) {
+  if (Status asked = ctx.launcher->Cancel(name); !asked.ok()) {
+    ctx.Say("job " + name + ": asking the launcher to stop it failed (" + asked.message() +
+            "); waiting for its end");
+  }
+  for (int polls = 0;; ++polls) {
+    ATTUNE_ASSIGN_OR_RETURN(JobStatus st, ctx.launcher->Poll(name));
+    if (st.state == JobState::kUnknown) {
+      st.name = name;
+      st.state = JobState::kCancelled;
+      st.reason = "stopped early by the engine; the launcher no longer knows the job";
+    }
+    if (IsTerminal(st.state)) {
+      CrashPoint("job.ended");
+      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *ctx.state.FindJob(name), st, false));
+      return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
+    }
+    if (polls < 100) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    if (ctx.StopRequested()) return StopStatus();
+    ctx.SleepUnlessStopped(ctx.launcher->PollIntervalSeconds());
+  }
+}
+
+// The adaptive stop (measure.early_stop) of a running job: reads its log so far and, when the
+// steady iterations pin the median step time down (CheckSteady) with no failure in sight and the
+// first losses the paired-loss check compares already logged, records JobStopRequested (with the
+// length of the log the decision was made on) and stops the job. Returns whether it stopped it.
+// A log that cannot be read now is simply read again at the next check.
+Result<bool> MaybeStopEarly(RunContext& ctx, const JobRecord& job) {
+  const std::string name = job.name;  // `job` lives in ctx.state, which Append replaces
+  const CampaignSettings set = ctx.state.settings;
+  auto log_text = ctx.launcher->ReadLog(job.name);
+  if (!log_text.ok()) return false;
+  const std::string_view text = CompleteLines(*log_text);
+  if (text.empty()) return false;
+  const std::string prefix(text);
+  LogParse parse = ctx.stack->ParseLog(prefix);
+  if (parse.iterations.empty()) return false;
+  if (ctx.stack->Triage(prefix, JobEnd{0, JobStateName(JobState::kSucceeded), 0.0}).kind !=
+      FailureKind::kNone) {
+    return false;
+  }
+  auto m = ctx.stack->Measure(parse, job.run_recipe);
+  if (!m.ok() || static_cast<int>(m->first_losses.size()) < set.paired_losses) return false;
+  // The iterations the stack measured are the last iterations_used records.
+  std::vector<double> steps;
+  const size_t used = std::min<size_t>(m->iterations_used, parse.iterations.size());
+  for (size_t i = parse.iterations.size() - used; i < parse.iterations.size(); ++i) {
+    steps.push_back(parse.iterations[i].step_time_ms / 1000.0);
+  }
+  const double target = set.EarlyStopRelativeError();
+  const SteadyCheck check = CheckSteady(steps, set.early_stop_min_iterations, target);
+  if (!check.stable) return false;
+  const IterationSample& last = parse.iterations.back();
+  const std::optional<int64_t> planned = ctx.stack->BenchmarkLength(job.run_recipe);
+  ATTUNE_RETURN_IF_ERROR(ctx.Append(
+      {NewEvent{events::kJobStopRequested,
+                json{{"job", name},
+                     {"reason", "steady"},
+                     {"log_bytes", static_cast<int64_t>(prefix.size())},
+                     {"iterations_logged", static_cast<int64_t>(parse.iterations.size())},
+                     {"last_iteration", last.iteration},
+                     {"planned_iterations", planned ? json(*planned) : json()},
+                     {"iterations_used", check.iterations},
+                     {"median_step_time_s", check.median_s},
+                     {"relative_error", check.relative_error},
+                     {"target", target},
+                     {"drift", check.drift}}}}));
+  CrashPoint("job.stop_requested");
+  ATTUNE_RETURN_IF_ERROR(FinishStoppedEarly(ctx, name));
+  return true;
+}
+
 }  // namespace
 
 std::string JobName(const std::string& campaign_id, const JobAsk& ask, int attempt) {
@@ -241,9 +338,14 @@ Status DriveJob(RunContext& ctx, const std::string& name) {
   if (!job) return Status::Internal("DriveJob: unknown job " + name);
   if (job->finished) return Status::Ok();
   if (job->cancel_requested) return FinishCancelled(ctx, name);
+  if (job->stop_requested) return FinishStoppedEarly(ctx, name);
   bool finished_unstarted = false;
   ATTUNE_RETURN_IF_ERROR(EnsureSubmitted(ctx, *job, &finished_unstarted));
   if (finished_unstarted) return Status::Ok();
+  using Clock = std::chrono::steady_clock;
+  const auto check_every = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(ctx.state.settings.early_stop_check_every_s));
+  Clock::time_point next_check = Clock::now() + check_every;
   while (true) {
     ATTUNE_ASSIGN_OR_RETURN(JobStatus st, ctx.launcher->Poll(name));
     job = ctx.state.FindJob(name);
@@ -251,6 +353,11 @@ Status DriveJob(RunContext& ctx, const std::string& name) {
       CrashPoint("job.ended");
       ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, st, false));
       return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
+    }
+    if (ctx.state.settings.early_stop && st.state == JobState::kRunning && Clock::now() >= next_check) {
+      next_check = Clock::now() + check_every;
+      ATTUNE_ASSIGN_OR_RETURN(bool stopped, MaybeStopEarly(ctx, *job));
+      if (stopped) return Status::Ok();
     }
     if (st.state == JobState::kUnknown) {
       // The launcher lost a submitted job: it did not run, so submitting again is safe.

@@ -118,6 +118,7 @@ std::string SummarizeEvent(const std::string& type, const nlohmann::json& d) {
     std::string failure = d.contains("failure") && d.at("failure").is_object()
                               ? " " + d.at("failure").value("kind", "")
                               : "";
+    if (d.value("stopped_early", false)) state = "stopped early";
     return fmt::format("job {} {}{}{} ({:.4f} GPU-hours)", d.value("job", ""), state, failure,
                        Tps(d.value("measurement", nlohmann::json())), d.value("charged_gpu_hours", 0.0));
   }
@@ -139,6 +140,11 @@ std::string SummarizeEvent(const std::string& type, const nlohmann::json& d) {
                        d.value("median", 0.0), d.value("min", 0.0), d.value("max", 0.0));
   }
   if (type == kJobCancelRequested) return "job " + d.value("job", "") + ": cancellation requested";
+  if (type == kJobStopRequested) {
+    return fmt::format("job {}: step time steady at iteration {} (median {:.4g} s, known to ±{:.2f}%); stopping it",
+                       d.value("job", ""), d.value("last_iteration", int64_t{0}),
+                       d.value("median_step_time_s", 0.0), 100 * d.value("relative_error", 0.0));
+  }
   if (type == kCampaignPaused) return "campaign paused: " + d.value("reason", "");
   if (type == kCampaignFinished) return "campaign finished";
   if (type == kReportWritten) return "report written";

@@ -110,6 +110,8 @@ Status CheckRecordedWorkflow(const Workflow& w, const WorkflowSchema& schema) {
       {"budget.job_time_limit_s", w.budget.job_time_limit_s},
       {"budget.time_limit_factor", w.budget.time_limit_factor},
       {"measure.noise_band", w.measure.noise_band},
+      {"measure.early_stop.relative_error", w.measure.early_stop.relative_error},
+      {"measure.early_stop.check_every_s", w.measure.early_stop.check_every_s},
       {"gate.loss_rel_tolerance", w.gate.loss_rel_tolerance}};
   for (const auto& [path, value] : numbers) {
     if (!std::isfinite(value)) {
@@ -146,6 +148,7 @@ Status CheckAmendment(const CampaignState& state, const Workflow& recorded,
     if (p.rfind("/agent/with", 0) == 0) continue;     // how proposals are made, not past results
     if (p == "/budget/job_time_limit_s") continue;    // applies to jobs not yet requested
     if (p == "/budget/time_limit_factor") continue;   // likewise
+    if (p.rfind("/measure/early_stop", 0) == 0) continue;  // stops are recorded as decided
     if (p == "/budget/gpu_hours") {
       const double spent = state.ledger.charged + state.ledger.reserved;
       if (amended.budget.gpu_hours < spent) {

@@ -10,7 +10,7 @@
 //   agent: heuristic                      # or {name: heuristic, with: {...}}
 //   seed: 7
 //   budget: {gpu_hours: 0.5, max_candidates: 12, job_time_limit_s: 300}
-//   measure: {noise_band: 0.03, repeats: 2}
+//   measure: {noise_band: 0.03, repeats: 2, early_stop: {min_iterations: 20}}
 //   gate: {loss_rel_tolerance: 0.02, paired_losses: 5}
 //   steps:
 //     - {id: baseline, uses: benchmark, with: {repeats: 3}}
@@ -60,9 +60,21 @@ struct BudgetSpec {
   double time_limit_factor = 3;
 };
 
+// The adaptive stop of a running job: once its log shows enough steady iterations that the
+// median step time is known to `relative_error`, the engine stops the job and measures what it
+// logged (docs/workflows.md, "measure.early_stop"). Saves the GPU-hours of recipes whose
+// benchmark form still runs long (a schedule the stack cannot shorten).
+struct EarlyStopSpec {
+  bool enabled = true;
+  int min_iterations = 20;       // steady (non-warm-up) iterations before a stop is considered
+  double relative_error = 0;     // standard error of the median step time; 0: noise_band ÷ 6
+  double check_every_s = 30;     // how often a running job's log is read (wall-clock seconds)
+};
+
 struct MeasureSpec {
   double noise_band = 0.03;    // relative; the leader must be beaten by more than this
   int repeats = 1;             // runs per candidate
+  EarlyStopSpec early_stop;
 };
 
 struct GateSpec {

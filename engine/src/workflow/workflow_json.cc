@@ -43,7 +43,14 @@ Json WorkflowToJson(const Workflow& w) {
         {"max_candidates", w.budget.max_candidates},
         {"job_time_limit_s", w.budget.job_time_limit_s},
         {"time_limit_factor", w.budget.time_limit_factor}}},
-      {"measure", {{"noise_band", w.measure.noise_band}, {"repeats", w.measure.repeats}}},
+      {"measure",
+       {{"noise_band", w.measure.noise_band},
+        {"repeats", w.measure.repeats},
+        {"early_stop",
+         {{"enabled", w.measure.early_stop.enabled},
+          {"min_iterations", w.measure.early_stop.min_iterations},
+          {"relative_error", w.measure.early_stop.relative_error},
+          {"check_every_s", w.measure.early_stop.check_every_s}}}}},
       {"gate",
        {{"loss_rel_tolerance", w.gate.loss_rel_tolerance},
         {"paired_losses", w.gate.paired_losses}}},
@@ -67,7 +74,14 @@ Result<Workflow> WorkflowFromJson(const Json& j) {
     w.budget = BudgetSpec{b.at("gpu_hours").get<double>(), b.at("max_candidates").get<int>(),
                           b.at("job_time_limit_s").get<double>(), b.value("time_limit_factor", 0.0)};
     const Json& m = j.at("measure");
-    w.measure = MeasureSpec{m.at("noise_band").get<double>(), m.at("repeats").get<int>()};
+    w.measure.noise_band = m.at("noise_band").get<double>();
+    w.measure.repeats = m.at("repeats").get<int>();
+    // A workflow recorded before the adaptive stop existed ran every job to its end.
+    const Json e = m.value("early_stop", Json{{"enabled", false}});
+    w.measure.early_stop.enabled = e.value("enabled", false);
+    w.measure.early_stop.min_iterations = e.value("min_iterations", 20);
+    w.measure.early_stop.relative_error = e.value("relative_error", 0.0);
+    w.measure.early_stop.check_every_s = e.value("check_every_s", 30.0);
     const Json& g = j.at("gate");
     w.gate = GateSpec{g.at("loss_rel_tolerance").get<double>(), g.at("paired_losses").get<int>()};
     for (const auto& s : j.at("steps")) w.steps.push_back(StepFromJson(s));

@@ -99,16 +99,46 @@ Status ParseBudget(const YamlReader& r, const YAML::Node& root, BudgetSpec* b) {
   return Status::Ok();
 }
 
+// measure.early_stop: `false` (off), `true` (the defaults) or a mapping of the settings.
+Status ParseEarlyStop(const YamlReader& r, const YAML::Node& measure, EarlyStopSpec* e) {
+  const YAML::Node node = measure["early_stop"];
+  const std::string path = "measure.early_stop";
+  if (node.IsScalar()) return r.ReadBool(measure, "early_stop", "measure", &e->enabled);
+  if (!node.IsMap()) {
+    return r.Error(node, path, "expected true, false or a mapping {enabled, min_iterations, "
+                               "relative_error, check_every_s}");
+  }
+  ATTUNE_RETURN_IF_ERROR(
+      r.CheckKeys(node, path, {"enabled", "min_iterations", "relative_error", "check_every_s"}));
+  ATTUNE_RETURN_IF_ERROR(r.ReadBool(node, "enabled", path, &e->enabled));
+  ATTUNE_RETURN_IF_ERROR(r.ReadInt(node, "min_iterations", path, &e->min_iterations));
+  ATTUNE_RETURN_IF_ERROR(r.ReadDouble(node, "relative_error", path, &e->relative_error));
+  ATTUNE_RETURN_IF_ERROR(r.ReadDouble(node, "check_every_s", path, &e->check_every_s));
+  if (e->min_iterations < 3) {
+    return r.Error(node["min_iterations"], path + ".min_iterations",
+                   "must be >= 3 (a spread needs a few steady iterations)");
+  }
+  if (e->relative_error < 0 || e->relative_error >= 0.5) {
+    return r.Error(node["relative_error"], path + ".relative_error",
+                   "must be in [0, 0.5) (0: the noise band ÷ 6)");
+  }
+  if (!(e->check_every_s > 0)) {
+    return r.Error(node["check_every_s"], path + ".check_every_s", "must be > 0 seconds");
+  }
+  return Status::Ok();
+}
+
 Status ParseMeasureAndGate(const YamlReader& r, const YAML::Node& root, Workflow* w) {
   if (YAML::Node m = root["measure"]) {
     ATTUNE_RETURN_IF_ERROR(r.RequireMap(m, "measure"));
-    ATTUNE_RETURN_IF_ERROR(r.CheckKeys(m, "measure", {"noise_band", "repeats"}));
+    ATTUNE_RETURN_IF_ERROR(r.CheckKeys(m, "measure", {"noise_band", "repeats", "early_stop"}));
     ATTUNE_RETURN_IF_ERROR(r.ReadDouble(m, "noise_band", "measure", &w->measure.noise_band));
     ATTUNE_RETURN_IF_ERROR(r.ReadInt(m, "repeats", "measure", &w->measure.repeats));
     if (w->measure.noise_band < 0 || w->measure.noise_band >= 1) {
       return r.Error(m["noise_band"], "measure.noise_band", "must be in [0, 1)");
     }
     if (w->measure.repeats < 1) return r.Error(m["repeats"], "measure.repeats", "must be >= 1");
+    if (m["early_stop"]) ATTUNE_RETURN_IF_ERROR(ParseEarlyStop(r, m, &w->measure.early_stop));
   }
   if (YAML::Node g = root["gate"]) {
     ATTUNE_RETURN_IF_ERROR(r.RequireMap(g, "gate"));

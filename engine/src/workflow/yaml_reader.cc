@@ -93,6 +93,11 @@ Status YamlReader::ReadUint64(const YAML::Node& map, const std::string& key,
   return ReadNumber(*this, map, key, path, "a non-negative integer", out);
 }
 
+Status YamlReader::ReadBool(const YAML::Node& map, const std::string& key, const std::string& path,
+                            bool* out) const {
+  return ReadNumber(*this, map, key, path, "true or false", out);
+}
+
 Result<nlohmann::json> YamlReader::ToJson(const YAML::Node& node) const {
   return attune::YamlToJson(node, source_);
 }

@@ -44,6 +44,8 @@ class YamlReader {
                  int* out) const;
   Status ReadUint64(const YAML::Node& map, const std::string& key, const std::string& path,
                     uint64_t* out) const;
+  Status ReadBool(const YAML::Node& map, const std::string& key, const std::string& path,
+                  bool* out) const;
 
   const std::string& source() const { return source_; }
 

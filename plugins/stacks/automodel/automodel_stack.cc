@@ -191,6 +191,14 @@ Result<Recipe> AutoModelStack::BenchmarkForm(const Recipe& recipe) const {
   return form;
 }
 
+// One step record per optimizer step, at most max_steps of them (the epochs may end the run
+// sooner, which only makes this an upper bound); without max_steps the dataset decides.
+std::optional<int64_t> AutoModelStack::BenchmarkLength(const Recipe& form) const {
+  const long long max_steps = ConfigView(form, knowledge_).GetInt("step_scheduler.max_steps", 0);
+  if (max_steps <= 0) return std::nullopt;
+  return max_steps;
+}
+
 GateVerdict AutoModelStack::CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const {
   ConfigView base(recipe, knowledge_), run(form, knowledge_);
   Recipe judged = form;

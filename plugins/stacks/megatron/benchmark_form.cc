@@ -7,10 +7,8 @@
 
 namespace attune::megatron {
 
-namespace {
-
-// Iterations the recipe runs when nothing stops it early; std::nullopt when it cannot be told
-// (a sample-based length without a fixed global batch, or no length at all: Megatron requires one).
+// A sample-based length without a fixed global batch cannot be told, nor no length at all
+// (Megatron requires one).
 std::optional<long> PlannedIterations(const Recipe& recipe) {
   std::optional<long> n = IntArg(recipe, "--train-iters");
   if (!n) {
@@ -21,8 +19,6 @@ std::optional<long> PlannedIterations(const Recipe& recipe) {
   if (auto exit = IntArg(recipe, "--exit-interval"); exit && *exit > 0 && (!n || *exit < *n)) n = exit;
   return n;
 }
-
-}  // namespace
 
 Result<Recipe> BenchmarkRecipe(const Recipe& recipe) {
   Recipe out = recipe;

@@ -15,6 +15,8 @@
 #ifndef ATTUNE_PLUGINS_STACKS_MEGATRON_BENCHMARK_FORM_H_
 #define ATTUNE_PLUGINS_STACKS_MEGATRON_BENCHMARK_FORM_H_
 
+#include <optional>
+
 #include "attune/recipe.h"
 #include "attune/status.h"
 
@@ -25,6 +27,10 @@ namespace attune::megatron {
 inline constexpr long kBenchmarkIterations = 50;
 
 Result<Recipe> BenchmarkRecipe(const Recipe& recipe);
+
+// Iterations `recipe` runs when nothing stops it early (--train-iters, or --train-samples over a
+// fixed global batch, cut by --exit-interval); std::nullopt when it cannot be told.
+std::optional<long> PlannedIterations(const Recipe& recipe);
 
 }  // namespace attune::megatron
 

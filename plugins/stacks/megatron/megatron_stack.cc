@@ -144,6 +144,12 @@ Result<Recipe> MegatronStack::BenchmarkForm(const Recipe& recipe) const {
   return BenchmarkRecipe(recipe);
 }
 
+std::optional<int64_t> MegatronStack::BenchmarkLength(const Recipe& form) const {
+  auto n = PlannedIterations(form);
+  if (!n || *n <= 0) return std::nullopt;
+  return *n;
+}
+
 LogParse MegatronStack::ParseLog(std::string_view log) const {
   return Guard(LogParse{}, [&] {
     LogParse parse = ParseMegatronLog(log);

@@ -166,6 +166,13 @@ Result<Recipe> SlimeStack::BenchmarkForm(const Recipe& recipe) const {
   return form;
 }
 
+// One perf record per rollout; a length from --num-epoch and the dataset's size cannot be told.
+std::optional<int64_t> SlimeStack::BenchmarkLength(const Recipe& form) const {
+  const long rollouts = RolloutsOf(form);
+  if (rollouts <= 0) return std::nullopt;
+  return rollouts;
+}
+
 GateVerdict SlimeStack::CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const {
   Recipe judged = form;
   if (GetValue(form, "--num-rollout") != GetValue(recipe, "--num-rollout")) {

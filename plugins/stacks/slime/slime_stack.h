@@ -32,6 +32,7 @@ class SlimeStack final : public Stack {
   std::vector<Move> LegalMoves(const Recipe& recipe, const ClusterInfo& cluster) const override;
   GateVerdict CheckObjective(const Recipe& baseline, const Recipe& candidate) const override;
   Result<Recipe> BenchmarkForm(const Recipe& recipe) const override;
+  std::optional<int64_t> BenchmarkLength(const Recipe& form) const override;
   GateVerdict CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const override;
   Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const override;
   LogParse ParseLog(std::string_view log) const override;

@@ -26,29 +26,6 @@ std::string JobName(const std::string& dir, int attempt) {
   return fs::path(dir).filename().string() + "-baseline-" + std::to_string(attempt);
 }
 
-std::vector<std::string> RunArgs(const std::string& workflow, const std::string& dir,
-                                 const std::vector<std::string>& more = {}) {
-  // The directory's name as the campaign id, so that job names are known in advance.
-  std::vector<std::string> args = {"run", Workflow(workflow), "--dir", dir, "--json",
-                                   "--campaign-id", fs::path(dir).filename().string()};
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
-bool IsEvent(const json& e, const std::string& type, const std::string& job = "") {
-  return e.value("type", "") == type &&
-         (job.empty() || (e.contains("data") && e["data"].value("job", "") == job));
-}
-
-std::vector<json> JobEvents(const std::vector<json>& events, const std::string& type,
-                            const std::string& job) {
-  std::vector<json> out;
-  for (const json& e : events) {
-    if (IsEvent(e, type, job)) out.push_back(e);
-  }
-  return out;
-}
-
 // Waits for the JobSubmitted of `job` on the engine's NDJSON progress, then for the job wrapper's
 // start record (the job's pid and process group).
 json WaitJobStarted(const Engine& e, const std::string& dir, const std::string& job) {
@@ -71,13 +48,6 @@ int WaitPaused(const Engine& e, double* seconds = nullptr) {
   return *code;
 }
 
-void CheckVerifies(const Scratch& s, const std::string& dir) {
-  Outcome v = Attune(s, {"verify", dir});
-  INFO(v.out << v.err);
-  CHECK(v.code == 0);
-  CHECK_THAT(v.out, Catch::Contains("chain intact"));
-}
-
 // The pause is the log's last event, recorded once, and says how the jobs were treated.
 void CheckPausedLog(const std::vector<json>& events, const std::string& on_stop, int in_flight) {
   REQUIRE(!events.empty());
@@ -88,35 +58,6 @@ void CheckPausedLog(const std::vector<json>& events, const std::string& on_stop,
   CHECK_THAT(last["data"].value("reason", ""), Catch::Contains("stop"));
   CHECK(OfType(events, "CampaignPaused").size() == 1);
   CHECK(OfType(events, "CampaignFinished").empty());
-}
-
-// What every finished campaign must satisfy after any number of pauses: each requested job
-// finished exactly once, each started job was started once, nothing reserved is left, and the
-// budget charged is exactly the sum of the jobs' charges.
-void CheckFinishedCampaign(const Scratch& s, const std::string& dir) {
-  std::vector<json> events = Events(s, dir);
-  REQUIRE(!events.empty());
-  REQUIRE(events.back().value("type", "") == "CampaignFinished");
-  std::set<std::string> submitted;
-  double charged = 0;
-  for (const json& req : OfType(events, "JobRequested")) {
-    const std::string job = req["data"]["job"];
-    INFO("job " << job);
-    CHECK(JobEvents(events, "JobFinished", job).size() == 1);
-    CHECK(JobEvents(events, "JobSubmitted", job).size() <= 1);
-    if (!JobEvents(events, "JobSubmitted", job).empty()) submitted.insert(job);
-  }
-  for (const json& fin : OfType(events, "JobFinished")) charged += fin["data"].value("charged_gpu_hours", 0.0);
-  std::vector<std::string> started = Submissions(dir);
-  CHECK(std::set<std::string>(started.begin(), started.end()).size() == started.size());
-  CHECK(std::set<std::string>(started.begin(), started.end()) == submitted);
-  json status = Status(s, dir);
-  CHECK(status["state"] == "finished");
-  CHECK(status["budget"]["reserved_gpu_hours"].get<double>() == Approx(0).margin(1e-12));
-  CHECK(status["budget"]["charged_gpu_hours"].get<double>() == Approx(charged).epsilon(1e-9));
-  CHECK(events.back()["data"]["charged_gpu_hours"].get<double>() == Approx(charged).epsilon(1e-9));
-  CHECK(status["jobs_in_flight"].empty());
-  CheckVerifies(s, dir);
 }
 
 // Resumes with the same command as a user would (the workflow is the recorded one).

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -295,6 +296,62 @@ std::vector<json> OfType(const std::vector<json>& events, const std::string& typ
     if (e.value("type", "") == type) out.push_back(e);
   }
   return out;
+}
+
+std::vector<std::string> RunArgs(const std::string& workflow, const std::string& dir,
+                                 const std::vector<std::string>& more) {
+  // The directory's name as the campaign id, so that job names are known in advance.
+  std::vector<std::string> args = {"run", Workflow(workflow), "--dir", dir, "--json",
+                                   "--campaign-id", fs::path(dir).filename().string()};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+bool IsEvent(const json& e, const std::string& type, const std::string& job) {
+  return e.value("type", "") == type &&
+         (job.empty() || (e.contains("data") && e["data"].value("job", "") == job));
+}
+
+std::vector<json> JobEvents(const std::vector<json>& events, const std::string& type,
+                            const std::string& job) {
+  std::vector<json> out;
+  for (const json& e : events) {
+    if (IsEvent(e, type, job)) out.push_back(e);
+  }
+  return out;
+}
+
+void CheckVerifies(const Scratch& s, const std::string& dir) {
+  Outcome v = Attune(s, {"verify", dir});
+  INFO(v.out << v.err);
+  CHECK(v.code == 0);
+  CHECK_THAT(v.out, Catch::Contains("chain intact"));
+}
+
+void CheckFinishedCampaign(const Scratch& s, const std::string& dir) {
+  std::vector<json> events = Events(s, dir);
+  REQUIRE(!events.empty());
+  REQUIRE(events.back().value("type", "") == "CampaignFinished");
+  std::set<std::string> submitted;
+  double charged = 0;
+  for (const json& req : OfType(events, "JobRequested")) {
+    const std::string job = req["data"]["job"];
+    INFO("job " << job);
+    CHECK(JobEvents(events, "JobFinished", job).size() == 1);
+    CHECK(JobEvents(events, "JobSubmitted", job).size() <= 1);
+    if (!JobEvents(events, "JobSubmitted", job).empty()) submitted.insert(job);
+  }
+  for (const json& fin : OfType(events, "JobFinished")) charged += fin["data"].value("charged_gpu_hours", 0.0);
+  std::vector<std::string> started = Submissions(dir);
+  CHECK(std::set<std::string>(started.begin(), started.end()).size() == started.size());
+  CHECK(std::set<std::string>(started.begin(), started.end()) == submitted);
+  json status = Status(s, dir);
+  CHECK(status["state"] == "finished");
+  CHECK(status["budget"]["reserved_gpu_hours"].get<double>() == Approx(0).margin(1e-12));
+  CHECK(status["budget"]["charged_gpu_hours"].get<double>() == Approx(charged).epsilon(1e-9));
+  CHECK(events.back()["data"]["charged_gpu_hours"].get<double>() == Approx(charged).epsilon(1e-9));
+  CHECK(status["jobs_in_flight"].empty());
+  CheckVerifies(s, dir);
 }
 
 }  // namespace attune::signals_test

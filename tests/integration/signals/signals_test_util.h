@@ -103,6 +103,24 @@ std::string ReadText(const std::string& path);
 // The events of one type, in log order.
 std::vector<json> OfType(const std::vector<json>& events, const std::string& type);
 
+// `attune run WORKFLOW --dir DIR --json --campaign-id <DIR's name>` + more: the directory's name
+// as the campaign id, so that job names are known in advance.
+std::vector<std::string> RunArgs(const std::string& workflow, const std::string& dir,
+                                 const std::vector<std::string>& more = {});
+
+// An event envelope of `type` (about `job`, when given).
+bool IsEvent(const json& e, const std::string& type, const std::string& job = "");
+std::vector<json> JobEvents(const std::vector<json>& events, const std::string& type,
+                            const std::string& job);
+
+// `attune verify DIR` exits 0 with the chain intact.
+void CheckVerifies(const Scratch& s, const std::string& dir);
+
+// What every finished campaign must satisfy after any number of pauses or crashes: each requested
+// job finished exactly once, each started job was started once, nothing reserved is left, and the
+// budget charged is exactly the sum of the jobs' charges.
+void CheckFinishedCampaign(const Scratch& s, const std::string& dir);
+
 }  // namespace attune::signals_test
 
 #endif  // ATTUNE_TESTS_INTEGRATION_SIGNALS_SIGNALS_TEST_UTIL_H_

@@ -66,6 +66,9 @@ TEST_CASE("the benchmark form: checkpoints and validation off, max_steps lowered
   CHECK(GetValue(*form, "--step_scheduler.val_every_steps") == "1000000000");
   CHECK(GetValue(*form, "--step_scheduler.save_checkpoint_every_epoch") == "false");
   CHECK(GetValue(*form, "--step_scheduler.max_steps") == "50");  // no scheduler: nothing derives from it
+  CHECK(TheStack().BenchmarkLength(*form) == 50);
+  CHECK(TheStack().BenchmarkLength(recipe) == 200);
+  CHECK_FALSE(TheStack().BenchmarkLength(With(recipe, "--step_scheduler.max_steps", "0")).has_value());
   // The form passes the form's gate; the same change as a candidate is refused: a shorter run
   // must never ship.
   CHECK(TheStack().CheckBenchmarkForm(recipe, *form).pass);

@@ -45,11 +45,15 @@ inline Measurement TestMeasurement(double tps, std::vector<double> losses = {10.
 class LogBuilder {
  public:
   // budget 1 GPU-hour; job time limit 600 s, so one 2-device job reserves 1/3 GPU-hour.
-  explicit LogBuilder(double budget = 1.0, double time_limit_s = 600) {
-    CampaignSettings s;
-    s.budget_gpu_hours = budget;
-    s.job_time_limit_s = time_limit_s;
-    s.noise_band = 0.03;
+  explicit LogBuilder(double budget = 1.0, double time_limit_s = 600)
+      : LogBuilder([&] {
+          CampaignSettings s;
+          s.budget_gpu_hours = budget;
+          s.job_time_limit_s = time_limit_s;
+          s.noise_band = 0.03;
+          return s;
+        }()) {}
+  explicit LogBuilder(const CampaignSettings& s) {
     Add(events::kCampaignStarted,
         json{{"campaign_id", "t"}, {"workflow", json::object()}, {"workflow_hash", "abc"},
              {"seed", 7}, {"settings", CampaignSettingsToJson(s)},
@@ -98,6 +102,16 @@ class LogBuilder {
                                                     {"evidence", "peak 20 of 80 GiB"}}})},
                     {"log_path", "/x/" + job + ".log"},
                     {"cancelled_by_engine", cancelled}});
+  }
+
+  // The adaptive stop of a job after `last_iteration` of `planned` iterations (null: unknown).
+  LogBuilder& StopEarly(const std::string& job, int64_t last_iteration, json planned, int64_t log_bytes = 4096) {
+    return Add(events::kJobStopRequested,
+               json{{"job", job}, {"reason", "steady"}, {"log_bytes", log_bytes},
+                    {"iterations_logged", last_iteration}, {"last_iteration", last_iteration},
+                    {"planned_iterations", planned}, {"iterations_used", last_iteration - 2},
+                    {"median_step_time_s", 1.0}, {"relative_error", 0.004}, {"target", 0.005},
+                    {"drift", 0.001}});
   }
 
   LogBuilder& BaselineRun(int attempt, double tps) {

@@ -111,6 +111,115 @@ TEST_CASE("a job whose cancellation was requested is the engine's even if its en
   CHECK(s.NextAttempt("baseline", "baseline", 0) == 2);
 }
 
+// A JobFinished of a job stopped early, as the job driver writes it: the launcher's cancelled end,
+// the measurement of the log the stop was decided on.
+void FinishStopped(LogBuilder& b, const std::string& job, double seconds, double tps) {
+  JobStatus st;
+  st.name = job;
+  st.state = JobState::kCancelled;
+  st.start_time = 100;
+  st.end_time = 100 + seconds;
+  st.devices = 2;
+  b.Add(events::kJobFinished,
+        json{{"job", job}, {"status", JobStatusToJson(st)}, {"charged_gpu_hours", st.DeviceHours()},
+             {"measurement", MeasurementToJson(TestMeasurement(tps))}, {"failure", json()},
+             {"diagnosis", json::array()}, {"log_path", "/x/" + job + ".log"},
+             {"cancelled_by_engine", false}, {"stopped_early", true}});
+}
+
+TEST_CASE("a job stopped early is a measured run of its candidate, charged what it ran", "[fold][early_stop]") {
+  LogBuilder b;
+  b.Request("t-baseline-1", "baseline", "baseline");
+  b.StopEarly("t-baseline-1", 25, 50, 1234);
+  CampaignState s = b.Fold();
+  const JobRecord* j = s.FindJob("t-baseline-1");
+  REQUIRE(j);
+  CHECK(j->stop_requested);
+  CHECK(j->stop_log_bytes == 1234);
+  CHECK(j->InFlight());  // until the launcher confirms the end
+  CHECK(s.InFlightJobs().size() == 1);
+  FinishStopped(b, "t-baseline-1", 40, 1000);
+  s = b.Fold();
+  j = s.FindJob("t-baseline-1");
+  CHECK(j->stopped_early);
+  CHECK_FALSE(j->cancelled_by_engine);
+  CHECK(j->Counts());
+  CHECK(s.MeasurementsOf("baseline").size() == 1);
+  CHECK(s.ledger.charged == Approx(2 * 40.0 / 3600));
+  CHECK(s.ledger.reserved == Approx(0).margin(1e-12));
+  CHECK(s.NextAttempt("baseline", "baseline", 0) == 2);
+}
+
+TEST_CASE("a stop the log cannot have made is corruption", "[fold][early_stop]") {
+  auto refused = [](const LogBuilder& b, const std::string& what) {
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == StatusCode::kCorruption);
+    CHECK_THAT(s.status().message(), Catch::Contains(what));
+  };
+  SECTION("of an unrequested job") {
+    LogBuilder b;
+    b.StopEarly("nobody", 20, 50);
+    refused(b, "stop of an unrequested job");
+  }
+  SECTION("of a finished job") {
+    LogBuilder b;
+    b.Request("j", "baseline", "baseline").Finish("j", 10, TestMeasurement(1));
+    b.StopEarly("j", 20, 50);
+    refused(b, "stop of finished job j");
+  }
+  SECTION("twice") {
+    LogBuilder b;
+    b.Request("j", "baseline", "baseline").StopEarly("j", 20, 50).StopEarly("j", 21, 50);
+    refused(b, "stopped twice");
+  }
+  SECTION("after the engine asked to cancel it") {
+    LogBuilder b;
+    b.Request("j", "baseline", "baseline").Add(events::kJobCancelRequested, json{{"job", "j"}});
+    b.StopEarly("j", 20, 50);
+    refused(b, "whose cancellation was requested");
+  }
+  SECTION("with no log to judge") {
+    LogBuilder b;
+    b.Request("j", "baseline", "baseline").StopEarly("j", 20, 50, 0);
+    refused(b, "log_bytes must be > 0");
+  }
+  SECTION("a finish that says stopped early without the stop") {
+    LogBuilder b;
+    b.Request("j", "baseline", "baseline");
+    FinishStopped(b, "j", 10, 1000);
+    refused(b, "stopped early without a JobStopRequested");
+  }
+}
+
+TEST_CASE("a baseline stopped early stands for its whole run in the derived time limit", "[fold][early_stop]") {
+  CampaignSettings set;
+  set.budget_gpu_hours = 10;
+  set.job_time_limit_s = 3600;
+  set.time_limit_factor = 3;
+  SECTION("projected to its planned length") {
+    LogBuilder b(set);
+    b.Request("t-baseline-1", "baseline", "baseline").StopEarly("t-baseline-1", 20, 50);
+    FinishStopped(b, "t-baseline-1", 100, 1000);  // 100 s for 20 of 50 iterations: 250 s whole
+    CHECK(b.Fold().TimeLimitForNextJob() == Approx(3 * 250.0));
+  }
+  SECTION("a planned length below what it logged is not a shortening") {
+    LogBuilder b(set);
+    b.Request("t-baseline-1", "baseline", "baseline").StopEarly("t-baseline-1", 20, 10);
+    FinishStopped(b, "t-baseline-1", 100, 1000);
+    CHECK(b.Fold().TimeLimitForNextJob() == Approx(300.0));
+  }
+  SECTION("an unknown length leaves the configured limit") {
+    LogBuilder b(set);
+    b.Request("t-baseline-1", "baseline", "baseline").StopEarly("t-baseline-1", 20, nullptr);
+    FinishStopped(b, "t-baseline-1", 100, 1000);
+    CHECK(b.Fold().TimeLimitForNextJob() == Approx(3600.0));
+    // A run that ended on its own still derives the limit.
+    b.Request("t-baseline-2", "baseline", "baseline").Finish("t-baseline-2", 200, TestMeasurement(1000));
+    CHECK(b.Fold().TimeLimitForNextJob() == Approx(600.0));
+  }
+}
+
 TEST_CASE("a candidate goes from proposal through gate, job and rank to leader", "[fold]") {
   LogBuilder b;
   b.BaselineRun(1, 1000);

@@ -116,6 +116,10 @@ TEST_CASE("the megatron benchmark form leaves a short recipe as it is", "[gate][
   run = stack->BenchmarkForm(own_exit);
   REQUIRE(run.ok());
   CHECK(GetValue(*run, "--exit-interval") == "20");  // already short: kept
+  // The length a job of the form logs when nothing stops it (the adaptive stop projects with it).
+  CHECK(stack->BenchmarkLength(*run) == 20);
+  CHECK(stack->BenchmarkLength(*stack->BenchmarkForm(Production())) == 50);
+  CHECK(stack->BenchmarkLength(Production()) == 500000);
 }
 
 TEST_CASE("the megatron benchmark form measures sample-based and unbounded recipes", "[gate][benchmark]") {
@@ -131,6 +135,10 @@ TEST_CASE("the megatron benchmark form measures sample-based and unbounded recip
   REQUIRE(run.ok());
   CHECK(GetValue(*run, "--exit-interval") == "50");
   CHECK(GetValue(*run, "--train-samples") == "300000000");
+  CHECK(stack->BenchmarkLength(*run) == 50);
+  REQUIRE(SetValue(&samples, "--exit-interval", std::nullopt).ok());
+  REQUIRE(SetValue(&samples, "--rampup-batch-size", "16 16 1000").ok());
+  CHECK_FALSE(stack->BenchmarkLength(samples).has_value());  // a ramped batch: unknown length
 }
 
 TEST_CASE("a benchmark form that would train another model or resize the job is refused", "[gate][benchmark]") {

@@ -1,4 +1,6 @@
 // Noise band, comparison, outcomes and paired speedup.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "../campaign/campaign_fixtures.h"
@@ -89,6 +91,56 @@ TEST_CASE("paired speedup takes the median, min and max of per-pair ratios", "[m
   CHECK(s.max == Approx(1.3));
   CHECK(PairedSpeedup({}, {}).ratios.empty());
   CHECK(PairedSpeedup({1000}, {0}).ratios.empty());  // a zero baseline gives no ratio
+}
+
+// Step times 1−a, 1+a, 1+a, 1−a, … around `base`: cv ≈ a, so the relative standard error of the
+// median is about 1.2533 × a ÷ √n; halves of a multiple of 4 have the same median (no drift).
+std::vector<double> Wobbling(int n, double a, double base = 1.0) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(base * (i % 4 == 0 || i % 4 == 3 ? 1 - a : 1 + a));
+  return v;
+}
+
+TEST_CASE("a steady run is stable once its median step time is known to the target", "[measure][early_stop]") {
+  // cv ≈ 0.02: √n ≥ 1.2533 × 0.02 ÷ 0.005 ≈ 5.01, so 24 iterations are not enough, 32 are.
+  SteadyCheck not_yet = CheckSteady(Wobbling(24, 0.02), 10, 0.005);
+  CHECK_FALSE(not_yet.stable);
+  CHECK(not_yet.relative_error > 0.005);
+  CHECK_THAT(not_yet.why, Catch::Contains("known to"));
+  SteadyCheck done = CheckSteady(Wobbling(32, 0.02), 10, 0.005);
+  CHECK(done.stable);
+  CHECK(done.iterations == 32);
+  CHECK(done.median_s == Approx(1.0));
+  CHECK(done.relative_error == Approx(1.2533 * 0.02 * std::sqrt(32.0 / 31) / std::sqrt(32.0)).epsilon(1e-3));
+  CHECK(done.drift == Approx(0).margin(1e-12));
+}
+
+TEST_CASE("too few steady iterations are never stable, however flat", "[measure][early_stop]") {
+  SteadyCheck c = CheckSteady(std::vector<double>(9, 0.5), 10, 0.01);
+  CHECK_FALSE(c.stable);
+  CHECK_THAT(c.why, Catch::Contains("9 steady iteration(s) of the 10 needed"));
+  CHECK(CheckSteady(std::vector<double>(10, 0.5), 10, 0.01).stable);
+  CHECK_FALSE(CheckSteady({}, 0, 0.01).stable);
+  CHECK_FALSE(CheckSteady({0.5}, 1, 0.01).stable);  // one sample has no spread
+}
+
+TEST_CASE("a step time that still drifts is not stable", "[measure][early_stop]") {
+  // Flat halves (no spread within them) at 1.0 s then 1.1 s: tiny cv error, 10% drift.
+  std::vector<double> v(20, 1.0);
+  for (int i = 0; i < 20; ++i) v.push_back(1.1);
+  SteadyCheck c = CheckSteady(v, 10, 0.02);
+  CHECK(c.relative_error < 0.02);
+  CHECK(c.drift == Approx(0.1 / 1.05).epsilon(0.01));  // median of 1.0/1.1 halves: 1.05
+  CHECK_FALSE(c.stable);
+  CHECK_THAT(c.why, Catch::Contains("drifts"));
+  // The same drift (9.5%) is within 3 × a looser target (12%).
+  CHECK(CheckSteady(v, 10, 0.04).stable);
+}
+
+TEST_CASE("no positive step time is never stable", "[measure][early_stop]") {
+  SteadyCheck c = CheckSteady(std::vector<double>(20, 0.0), 10, 0.01);
+  CHECK_FALSE(c.stable);
+  CHECK_THAT(c.why, Catch::Contains("no positive step time"));
 }
 
 }  // namespace

@@ -121,6 +121,9 @@ TEST_CASE("the benchmark form: no checkpoints or periodic evaluation, fewer roll
   auto form = TheStack().BenchmarkForm(recipe);
   REQUIRE(form.ok());
   CHECK(GetValue(*form, "--num-rollout") == "5");
+  CHECK(TheStack().BenchmarkLength(*form) == 5);
+  CHECK(TheStack().BenchmarkLength(recipe) == 3000);
+  CHECK_FALSE(TheStack().BenchmarkLength(With(recipe, "--num-rollout", "many")).has_value());
   CHECK_FALSE(GetValue(*form, "--save-interval").has_value());  // no interval: slime saves nothing
   CHECK_FALSE(GetValue(*form, "--eval-interval").has_value());
   CHECK(GetValue(*form, "--skip-eval-before-train") == "");

@@ -185,6 +185,56 @@ TEST_CASE("a workflow recorded before time_limit_factor keeps fixed time limits"
   CHECK(old->budget.time_limit_factor == 0);
 }
 
+TEST_CASE("measure.early_stop: on by default, off, or its settings", "[workflow][early_stop]") {
+  WorkflowDir dir;
+  auto with = [&](const std::string& measure) {
+    return LoadWorkflowFile(dir.Write(Replace(kValid, "steps:\n", measure + "\nsteps:\n")), Schema());
+  };
+  auto plain = LoadWorkflowFile(dir.Write(kValid), Schema());
+  REQUIRE(plain.ok());
+  CHECK(plain->measure.early_stop.enabled);
+  CHECK(plain->measure.early_stop.min_iterations == 20);
+  CHECK(plain->measure.early_stop.relative_error == 0);
+  CHECK(plain->measure.early_stop.check_every_s == 30);
+  auto off = with("measure: {early_stop: false}");
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->measure.early_stop.enabled);
+  auto set = with("measure: {early_stop: {min_iterations: 12, relative_error: 0.01, check_every_s: 5}}");
+  INFO(set.status().ToString());
+  REQUIRE(set.ok());
+  CHECK(set->measure.early_stop.enabled);
+  CHECK(set->measure.early_stop.min_iterations == 12);
+  CHECK(set->measure.early_stop.relative_error == 0.01);
+  CHECK(set->measure.early_stop.check_every_s == 5);
+  auto back = WorkflowFromJson(WorkflowToJson(*set));
+  REQUIRE(back.ok());
+  CHECK(back->measure.early_stop.min_iterations == 12);
+  CHECK(back->measure.early_stop.check_every_s == 5);
+  CHECK(WorkflowHash(*back) == WorkflowHash(*set));
+  RequireError(with("measure: {early_stop: {min_iteration: 12}}").status(),
+               "measure.early_stop.min_iteration: unknown key 'min_iteration' (did you mean 'min_iterations'?)");
+  RequireError(with("measure: {early_stop: {min_iterations: 2}}").status(),
+               "measure.early_stop.min_iterations: must be >= 3");
+  RequireError(with("measure: {early_stop: {relative_error: 0.7}}").status(),
+               "measure.early_stop.relative_error: must be in [0, 0.5)");
+  RequireError(with("measure: {early_stop: {check_every_s: 0}}").status(),
+               "measure.early_stop.check_every_s: must be > 0 seconds");
+  RequireError(with("measure: {early_stop: sometimes}").status(),
+               "measure.early_stop: expected true or false, found 'sometimes'");
+  RequireError(with("measure: {early_stop: [1]}").status(), "measure.early_stop: expected true, false or a mapping");
+}
+
+TEST_CASE("a workflow recorded before the adaptive stop runs every job to its end", "[workflow][early_stop]") {
+  WorkflowDir dir;
+  auto w = LoadWorkflowFile(dir.Write(kValid), Schema());
+  REQUIRE(w.ok());
+  nlohmann::json recorded = WorkflowToJson(*w);
+  recorded["measure"].erase("early_stop");
+  auto old = WorkflowFromJson(recorded);
+  REQUIRE(old.ok());
+  CHECK_FALSE(old->measure.early_stop.enabled);
+}
+
 TEST_CASE("a bad if: expression is refused at validation", "[workflow]") {
   WorkflowDir dir;
   RequireError(Parse(dir, Replace(kValid, "leader != 'baseline'", "leader != ")),
