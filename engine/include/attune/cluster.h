@@ -19,6 +19,9 @@ struct ClusterInfo {
   // Generation facts stacks need for validation (e.g. CUDA_DEVICE_MAX_CONNECTIONS before Blackwell).
   int compute_capability_major = 0;  // 8 A100, 9 H100/H200, 10 B200/GB200; 0 not a GPU
   bool virtual_time = false;         // the launcher's clock is simulated (sim launcher)
+  // The Kubernetes namespace the launcher's jobs run in ("" when not on Kubernetes). An agent's
+  // guard confines kubectl to it unless the agent's own options name one.
+  std::string k8s_namespace;
 };
 
 nlohmann::json ClusterInfoToJson(const ClusterInfo& c);

@@ -186,18 +186,21 @@ json IterationToJson(const IterationSample& s) {
 }
 
 json ClusterInfoToJson(const ClusterInfo& c) {
-  return json{{"device_type", c.device_type},
-              {"device_memory_gib", c.device_memory_gib},
-              {"peak_tflops", c.peak_tflops},
-              {"devices_per_node", c.devices_per_node},
-              {"max_nodes", c.max_nodes},
-              {"compute_capability_major", c.compute_capability_major},
-              {"virtual_time", c.virtual_time}};
+  json j{{"device_type", c.device_type},
+         {"device_memory_gib", c.device_memory_gib},
+         {"peak_tflops", c.peak_tflops},
+         {"devices_per_node", c.devices_per_node},
+         {"max_nodes", c.max_nodes},
+         {"compute_capability_major", c.compute_capability_major},
+         {"virtual_time", c.virtual_time}};
+  if (!c.k8s_namespace.empty()) j["k8s_namespace"] = c.k8s_namespace;  // absent off Kubernetes
+  return j;
 }
 
 ClusterInfo ClusterInfoFromJson(const json& j) {
   ClusterInfo c;
   c.device_type = j.value("device_type", "");
+  c.k8s_namespace = j.value("k8s_namespace", "");
   c.device_memory_gib = j.value("device_memory_gib", 0.0);
   c.peak_tflops = j.value("peak_tflops", 0.0);
   c.devices_per_node = j.value("devices_per_node", 1);

@@ -148,6 +148,16 @@ Result<ClaudeRun> ClaudeCodeAgent::RunWithRetries(ClaudeCall call, const std::st
                              " CLI run(s) failed; last: " + last_error);
 }
 
+// Without `namespace:` of its own, the guard confines kubectl to the namespace the launcher's jobs
+// run in (the KubeRay launcher's), said once. Explicit options win: a user may want the agent to
+// look at another namespace, and the guard then allows exactly that one.
+void ClaudeCodeAgent::AdoptLauncherNamespace(const ClusterInfo& cluster) {
+  if (!config_.k8s_namespace.empty() || cluster.k8s_namespace.empty()) return;
+  config_.k8s_namespace = cluster.k8s_namespace;
+  Log(LogLevel::kInfo, "claude-code: the guard confines kubectl and helm to namespace '" +
+                           cluster.k8s_namespace + "', the launcher's");
+}
+
 Result<Proposal> ClaudeCodeAgent::Propose(const CampaignView& view) {
   std::optional<double> budget_left;
   if (config_.max_budget_usd) {
@@ -160,6 +170,7 @@ Result<Proposal> ClaudeCodeAgent::Propose(const CampaignView& view) {
         "claude-code: the hooks need the attune binary's path "
         "(PluginContext::attune_binary is empty); run under `attune`");
   }
+  AdoptLauncherNamespace(view.cluster);
   std::string cwd = view.campaign_dir.empty() ? config_.campaign_dir : view.campaign_dir;
   if (config_.campaign_dir.empty()) config_.campaign_dir = cwd;
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(

@@ -49,6 +49,7 @@ class ClaudeCodeAgent : public Agent {
   ClaudeCall NewCall(const std::string& prompt, const std::string& session,
                      std::optional<double> budget_left) const;
   void Log(LogLevel level, const std::string& message) const;
+  void AdoptLauncherNamespace(const ClusterInfo& cluster);
 
   ClaudeCodeConfig config_;
   std::function<void(LogLevel, const std::string&)> log_;

@@ -125,6 +125,7 @@ ClusterInfo KubeRayLauncher::Cluster() const {
   c.compute_capability_major = options_.compute_capability_major;
   c.devices_per_node = options_.devices_per_node;
   c.max_nodes = options_.max_nodes;
+  c.k8s_namespace = options_.namespace_;
   return c;
 }
 

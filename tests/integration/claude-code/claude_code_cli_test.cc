@@ -195,6 +195,27 @@ TEST_CASE("the guard denies kubectl outside the namespace and the model reads wh
   CHECK(Contains(second[1]["content"].dump(), "every namespace"));
 }
 
+TEST_CASE("without a namespace of its own the guard keeps kubectl in the launcher's namespace", "[claude]") {
+  Scratch s;
+  s.SetStatus(kBudgetLeft);
+  FakeModel model(s.root / "model", json{{"turns",
+                                          {{{"bash", "kubectl get rayjobs -n other"}},
+                                           {{"proposal", kMbsProposal}}}}});
+  auto agent = MakeAgent(s, model, {{"namespace", ""}});
+  attune::CampaignView view = View(s);
+  view.cluster.k8s_namespace = "tune";  // what the KubeRay launcher reports
+  auto p = agent->Propose(view);
+  REQUIRE(p.ok());
+  CHECK(p->meta["permission_denials"] == 1);
+  auto requests = model.ModelRequests();
+  REQUIRE(requests.size() == 2);
+  auto denied = ToolResults(requests[1]);
+  REQUIRE(denied.size() == 1);
+  CHECK(denied[0]["is_error"] == true);
+  CHECK(Contains(denied[0]["content"].dump(), "outside the campaign's namespace"));
+  CHECK(Contains(denied[0]["content"].dump(), "tune"));
+}
+
 TEST_CASE("the Stop hook keeps the agent working while budget is left", "[claude]") {
   Scratch s;
   s.SetStatus(kBudgetLeft);

@@ -91,6 +91,10 @@ TEST_CASE("a job runs as one RayJob: polled to success, log kept in its folder, 
              Catch::Contains("attune.job: \"" + spec.name + "\""));
   CHECK(Double::Get().CountAudit("rayjob_created", K8s(*launcher, spec.name)) == 1);
   CHECK(rj["metadata"]["labels"]["attune.owner"] == launcher->owner());
+  // The namespace its jobs run in is part of what it says of the cluster: an agent's guard keeps
+  // kubectl there (recorded in CampaignStarted.cluster).
+  CHECK(launcher->Cluster().k8s_namespace == kNamespace);
+  CHECK(ClusterInfoFromJson(ClusterInfoToJson(launcher->Cluster())).k8s_namespace == kNamespace);
 }
 
 TEST_CASE("Submit is idempotent by name, also from a fresh launcher that finds the job by label",
