@@ -66,6 +66,7 @@ int RunVerify(const std::vector<std::string>& args, Env& env);
 int RunPlugins(const std::vector<std::string>& args, Env& env);
 int RunStackShow(const std::vector<std::string>& args, Env& env);
 int RunStackCheck(const std::vector<std::string>& args, Env& env);
+int RunLauncherCheck(const std::vector<std::string>& args, Env& env);
 int RunRecipeImport(const std::vector<std::string>& args, Env& env);
 int RunRecipeLaunch(const std::vector<std::string>& args, Env& env);
 int RunLogParse(const std::vector<std::string>& args, Env& env);

@@ -9,41 +9,11 @@
 #include <set>
 
 #include "cli/args.h"
+#include "cli/conformance.h"
 
 namespace attune::cli {
 
 namespace {
-
-struct CheckResult {
-  std::string id;
-  bool pass = true;
-  std::string detail;
-};
-
-class Suite {
- public:
-  // Runs one clause; an exception escaping the plugin is a failure of that clause.
-  void Run(const std::string& id, const std::function<std::string()>& body) {
-    CheckResult r{id, true, ""};
-    try {
-      r.detail = body();
-      if (r.detail.rfind("FAIL: ", 0) == 0) {
-        r.pass = false;
-        r.detail = r.detail.substr(6);
-      }
-    } catch (const std::exception& e) {
-      r.pass = false;
-      r.detail = std::string("the plugin threw: ") + e.what();
-    }
-    results_.push_back(std::move(r));
-  }
-  const std::vector<CheckResult>& results() const { return results_; }
-
- private:
-  std::vector<CheckResult> results_;
-};
-
-std::string Fail(const std::string& why) { return "FAIL: " + why; }
 
 // Logs no real job writes, but a broken one, a wrong file or a truncated copy can: the stack must
 // read them without crashing or hanging, and the same text must read the same way twice.
@@ -114,7 +84,7 @@ ClusterInfo ClusterFor(const Recipe& r) {
   return c;
 }
 
-void AddClauses(Suite& s, const Stack& stack, const std::string& name, const Recipe& recipe,
+void AddClauses(ConformanceSuite& s, const Stack& stack, const std::string& name, const Recipe& recipe,
                 const ClusterInfo& cluster, size_t max_moves) {
   s.Run("describe", [&] {
     auto d = stack.Describe();
@@ -193,7 +163,12 @@ void AddClauses(Suite& s, const Stack& stack, const std::string& name, const Rec
     if (!v.pass) return Fail("the benchmark form changes the objective: " + v.rule_id + ": " + v.reason);
     auto spec = stack.RenderLaunch(*form);
     if (!spec.ok()) return Fail("the benchmark form does not render: " + spec.status().message());
-    return std::to_string(Diff(recipe, *form).size()) + " run-control change(s), same objective";
+    const auto length = stack.BenchmarkLength(*form);
+    if (length && *length <= 0) {
+      return Fail("BenchmarkLength of the form is " + std::to_string(*length) + "; a length is > 0 or unknown");
+    }
+    return std::to_string(Diff(recipe, *form).size()) + " run-control change(s), same objective, " +
+           (length ? std::to_string(*length) + " records long" : std::string("length unknown"));
   });
   s.Run("logs.hostile", [&] {
     std::string said;
@@ -269,24 +244,9 @@ int RunStackCheck(const std::vector<std::string>& args, Env& env) {
                          Status::InvalidArgument(p.Get("cluster") + ": " + e.what()), json);
     }
   }
-  Suite suite;
+  ConformanceSuite suite;
   AddClauses(suite, **stack, p.Get("name"), *recipe, cluster, p.vm()["max-moves"].as<size_t>());
-  bool all = true;
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& r : suite.results()) {
-    all = all && r.pass;
-    out.push_back({{"clause", r.id}, {"pass", r.pass}, {"detail", r.detail}});
-    if (!json) *env.out << (r.pass ? "ok    " : "FAIL  ") << r.id << ": " << r.detail << "\n";
-  }
-  if (json) {
-    *env.out << nlohmann::json{{"stack", p.Get("name")}, {"pass", all}, {"clauses", out}}.dump(
-                    2, ' ', false, nlohmann::json::error_handler_t::replace)
-             << "\n";
-  } else {
-    *env.out << (all ? "stack " + p.Get("name") + " keeps the contract\n"
-                     : "stack " + p.Get("name") + " breaks the contract (FAIL lines above)\n");
-  }
-  return all ? kExitOk : 1;
+  return ReportSuite(env, "stack", p.Get("name"), suite, json);
 }
 
 }  // namespace attune::cli

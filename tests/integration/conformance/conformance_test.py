@@ -1,15 +1,21 @@
 #!/usr/bin/python3
-"""The stack conformance suite (`attune stack check`), on the in-tree stacks and on itself.
+"""The conformance suites (`attune stack check`, `attune launcher check`), on the in-tree plugins
+and on themselves.
 
 1. Every in-tree stack keeps the contract on the shipped example recipes (and an AutoModel recipe
    imported from the test fixtures).
 2. The suite can fail: a test stack plugin with one defect at a time (ATTUNE_TESTSTACK_DEFECT,
    tests/plugins/defective_stack_plugin.cc) must be refused, naming the broken clause; with no
    defect it passes.
+3. The local and sim launchers keep the launcher contract (Slurm and KubeRay are checked by their
+   own tests, which start the cluster or the API server double), and a test launcher with one
+   defect at a time (ATTUNE_TESTLAUNCHER_DEFECT, tests/plugins/defective_launcher_plugin.cc, the
+   real local launcher behind the defect) is refused by clause.
 
     conformance_test.py --attune BUILD/bin/attune --test-plugins BUILD/test-plugins --source SRC
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import shutil
@@ -131,6 +137,81 @@ def defects(args, scratch):
         print(f'  defect {defect:16} -> {failed}: {detail[:110]}', flush=True)
 
 
+LAUNCHER_CLAUSES = ['cluster', 'poll.unknown', 'run.success', 'submit.idempotent', 'restart',
+                    'cancel.finished', 'run.failure', 'log.running', 'cancel.running', 'time_limit']
+LOCAL_WITH = json.dumps({'devices_per_node': 1, 'poll_interval_s': 0.2, 'grace_s': 1})
+
+# defect -> (the clauses that must fail, words the first one's message must hold).
+LAUNCHER_DEFECTS = {
+    'no_devices': (['cluster'], '0 devices per node'),
+    'unknown_is_pending': (['poll.unknown'], 'it must be unknown'),
+    'failure_is_success': (['run.failure'], 'not failed'),
+    'no_times': (['run.success', 'cancel.running'], 'no start and end time'),
+    'submit_twice': (['submit.idempotent', 'restart'], 'started 2 times'),
+    'forgets': (['restart'], 'a fresh launcher (a restarted engine) sees the job as unknown'),
+    'cancel_finished_fails': (['cancel.finished', 'cancel.running'], 'must be a no-op'),
+    'log_only_at_end': (['log.running'], 'ReadLog does not show what it printed'),
+    'cancel_ignored': (['cancel.running'], 'still running'),
+    'timeout_is_failure': (['time_limit'], 'not timed_out'),
+    'ignores_limit': (['time_limit'], 'still runs'),
+}
+
+
+def launcher_check(args, name, extra, env=None, plugin_path=None, job_timeout=30):
+    cmd = [args.attune]
+    if plugin_path:
+        cmd += ['--plugin-path', plugin_path]
+    cmd += ['launcher', 'check', name, '--json', '--job-timeout', str(job_timeout), '--time-limit', '2'] + extra
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    p = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=600)
+    try:
+        out = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        out = None
+    return p.returncode, out, p.stdout + p.stderr  # with --json an error is JSON on stdout
+
+
+def launchers(args):
+    code, out, err = launcher_check(args, 'local', ['--with', LOCAL_WITH])
+    clauses = [c['clause'] for c in (out or {}).get('clauses', [])]
+    failed = [c for c in (out or {}).get('clauses', []) if not c['pass'] or c['skipped']]
+    check(code == 0 and out and out['pass'] and clauses == LAUNCHER_CLAUSES and not failed,
+          f'local launcher: exit {code}, clauses {clauses}, failing or skipped {failed} {err[-300:]}')
+    print(f'  local: exit {code}, {len(clauses)} clauses', flush=True)
+    recipe = os.path.join(args.source, 'workflows/examples/recipes/llama3-8b-a100x8.yaml')
+    code, out, err = launcher_check(args, 'sim', ['--with', json.dumps({'gpu': 'A100', 'nodes': 2}),
+                                                  '--stack', 'megatron', '--recipe', recipe])
+    skipped = [c['clause'] for c in (out or {}).get('clauses', []) if c['skipped']]
+    check(code == 0 and out and out['pass'] and skipped == ['run.failure', 'log.running', 'cancel.running', 'time_limit'],
+          f'sim launcher: exit {code}, skipped {skipped}, {out} {err[-300:]}')
+    print(f'  sim: exit {code}, skipped (virtual time) {skipped}', flush=True)
+    code, out, err = launcher_check(args, 'sim', [])
+    check(code == 2 and '--stack NAME --recipe FILE' in err, f'sim without a recipe: exit {code} {err[-300:]}')
+    code, out, err = launcher_check(args, 'local', ['--with', '{"devices_per_node": '])
+    check(code == 2 and 'expected a JSON object' in err, f'malformed --with: exit {code} {err[-300:]}')
+    code, out, err = launcher_check(args, 'local', ['--with', '{"devices_per_nod": 1}'])
+    check(code == 2 and 'devices_per_node' in err, f'misspelt option: exit {code} {err[-300:]}')
+
+
+def launcher_defects(args):
+    plugins = os.path.join(args.test_plugins, 'defectivelauncher')
+    code, out, err = launcher_check(args, 'testlauncher', ['--with', LOCAL_WITH], {'ATTUNE_TESTLAUNCHER_DEFECT': ''}, plugins)
+    check(code == 0 and out and out['pass'], f'testlauncher without a defect passes: exit {code} {out} {err[-300:]}')
+    print(f'  no defect: exit {code}', flush=True)
+    # The probes mostly sleep: the defects run side by side.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+        runs = {d: pool.submit(launcher_check, args, 'testlauncher', ['--with', LOCAL_WITH],
+                               {'ATTUNE_TESTLAUNCHER_DEFECT': d}, plugins, 15) for d in LAUNCHER_DEFECTS}
+    for defect, (clauses, words) in LAUNCHER_DEFECTS.items():
+        code, out, err = runs[defect].result()
+        failed = [c['clause'] for c in (out or {}).get('clauses', []) if not c['pass']]
+        detail = next((c['detail'] for c in (out or {}).get('clauses', []) if c['clause'] == clauses[0]), '')
+        check(code == 1 and failed == clauses and words in detail,
+              f'launcher defect {defect}: exit {code}, failing {failed} ({detail!r}), expected {clauses} saying {words!r} {err[-200:]}')
+        print(f'  defect {defect:22} -> {failed}: {detail[:100]}', flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--attune', required=True)
@@ -144,6 +225,10 @@ def main():
         cluster_option(args, scratch)
         print('the suite refuses each defect of the test stack', flush=True)
         defects(args, scratch)
+        print('in-tree launchers (local, sim)', flush=True)
+        launchers(args)
+        print('the suite refuses each defect of the test launcher', flush=True)
+        launcher_defects(args)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if FAILURES:

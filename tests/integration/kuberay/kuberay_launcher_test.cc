@@ -464,4 +464,25 @@ TEST_CASE("`attune kuberay render` of the example workflow passes the API server
   CHECK_THAT(rbac->err, Catch::Contains("--namespace NS"));
 }
 
+TEST_CASE("the kuberay launcher keeps the launcher contract against the double (attune launcher check)",
+          "[kuberay][conformance]") {
+  // The CLI users run against their own cluster, here against the API server double: every clause
+  // with real RayJobs (the double runs their entrypoints as local processes).
+  auto r = kuberay::RunCommand({testing::AttuneBinaryPath(), "launcher", "check", "kuberay", "--with",
+                                Options().dump(), "--json", "--time-limit", "5", "--job-timeout", "120"},
+                               "", 600);
+  REQUIRE(r.ok());
+  INFO("stdout: " << r->out << "\nstderr: " << r->err);
+  Json out = Json::parse(r->out, nullptr, false);
+  REQUIRE(out.is_object());
+  CHECK(r->exit_code == 0);
+  CHECK(out["pass"] == true);
+  REQUIRE(out["clauses"].size() == 10);
+  for (const auto& c : out["clauses"]) {
+    INFO(c.dump());
+    CHECK(c["pass"] == true);
+    CHECK(c["skipped"] == false);
+  }
+}
+
 }  // namespace attune::kuberay_test

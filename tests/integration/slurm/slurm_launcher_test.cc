@@ -6,7 +6,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "process.h"
 #include "slurm_test_support.h"
+#include "test_files.h"
 
 using attune::JobState;
 using attune::StatusCode;
@@ -267,4 +269,28 @@ TEST_CASE("an interrupted submission that never reached Slurm is submitted now",
   CHECK(submitted->state != JobState::kUnknown);
   CHECK(SlurmJobsNamed(name) == 1);
   CHECK(WaitTerminal(*launcher, name).state == JobState::kSucceeded);
+}
+
+TEST_CASE("the slurm launcher keeps the launcher contract (attune launcher check)", "[slurm][conformance]") {
+  EnsureSlurm();
+  // The CLI users run on their own cluster, here on the test cluster. Slurm rounds the 5 s limit
+  // up to a minute: the time-limit clause takes about 80 s.
+  attune::slurm::ProcessOptions options;
+  options.timeout_s = 600;
+  auto r = attune::slurm::RunProcess({attune::testing::AttuneBinaryPath(), "launcher", "check", "slurm", "--with",
+                                      R"({"poll_interval_s": 0.5})", "--json", "--time-limit", "5",
+                                      "--job-timeout", "180"},
+                                     options);
+  REQUIRE(r.ok());
+  INFO("stdout: " << r->out << "\nstderr: " << r->err);
+  auto out = nlohmann::json::parse(r->out, nullptr, false);
+  REQUIRE(out.is_object());
+  CHECK(r->exit_code == 0);
+  CHECK(out["pass"] == true);
+  REQUIRE(out["clauses"].size() == 10);
+  for (const auto& c : out["clauses"]) {
+    INFO(c.dump());
+    CHECK(c["pass"] == true);
+    CHECK(c["skipped"] == false);
+  }
 }

@@ -1,0 +1,69 @@
+// Copyright attune authors.
+#include "cli/conformance.h"
+
+#include <exception>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+namespace attune::cli {
+
+namespace {
+constexpr char kFailTag[] = "FAIL: ";
+constexpr char kSkipTag[] = "SKIP: ";
+bool Strip(std::string* s, const char* tag) {
+  const std::string t(tag);
+  if (s->rfind(t, 0) != 0) return false;
+  s->erase(0, t.size());
+  return true;
+}
+}  // namespace
+
+std::string Fail(const std::string& why) { return kFailTag + why; }
+std::string Skip(const std::string& why) { return kSkipTag + why; }
+
+void ConformanceSuite::Run(const std::string& id, const std::function<std::string()>& body) {
+  ClauseResult r{id, Verdict::kPass, ""};
+  try {
+    r.detail = body();
+    if (Strip(&r.detail, kFailTag)) r.verdict = Verdict::kFail;
+    else if (Strip(&r.detail, kSkipTag)) r.verdict = Verdict::kSkip;
+  } catch (const std::exception& e) {
+    r.verdict = Verdict::kFail;
+    r.detail = std::string("the plugin threw: ") + e.what();
+  }
+  results_.push_back(std::move(r));
+}
+
+bool ConformanceSuite::Passed() const {
+  for (const auto& r : results_) {
+    if (r.verdict == Verdict::kFail) return false;
+  }
+  return true;
+}
+
+int ReportSuite(Env& env, const std::string& kind, const std::string& name, const ConformanceSuite& suite,
+                bool json) {
+  const bool all = suite.Passed();
+  nlohmann::json clauses = nlohmann::json::array();
+  for (const auto& r : suite.results()) {
+    clauses.push_back({{"clause", r.id},
+                       {"pass", r.verdict != Verdict::kFail},
+                       {"skipped", r.verdict == Verdict::kSkip},
+                       {"detail", r.detail}});
+    if (!json) {
+      const char* tag = r.verdict == Verdict::kFail ? "FAIL  " : r.verdict == Verdict::kSkip ? "skip  " : "ok    ";
+      *env.out << tag << r.id << ": " << r.detail << "\n";
+    }
+  }
+  if (json) {
+    *env.out << nlohmann::json{{kind, name}, {"pass", all}, {"clauses", clauses}}.dump(
+                    2, ' ', false, nlohmann::json::error_handler_t::replace)
+             << "\n";
+  } else {
+    *env.out << kind << " " << name << (all ? " keeps the contract\n" : " breaks the contract (FAIL lines above)\n");
+  }
+  return all ? kExitOk : 1;
+}
+
+}  // namespace attune::cli

@@ -1,0 +1,46 @@
+// Copyright attune authors.
+//
+// The clause runner shared by the conformance suites (`attune stack check`, `attune launcher
+// check`): each clause is a function that says what held, or Fail(why), or Skip(why); an exception
+// escaping a plugin fails that clause. The report names every clause, exit 1 when one failed.
+#ifndef ATTUNE_ENGINE_CLI_CONFORMANCE_H_
+#define ATTUNE_ENGINE_CLI_CONFORMANCE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+
+namespace attune::cli {
+
+enum class Verdict { kPass, kFail, kSkip };
+
+struct ClauseResult {
+  std::string id;
+  Verdict verdict = Verdict::kPass;
+  std::string detail;
+};
+
+// What a clause body returns when the clause does not hold / does not apply.
+std::string Fail(const std::string& why);
+std::string Skip(const std::string& why);
+
+class ConformanceSuite {
+ public:
+  void Run(const std::string& id, const std::function<std::string()>& body);
+  const std::vector<ClauseResult>& results() const { return results_; }
+  bool Passed() const;
+
+ private:
+  std::vector<ClauseResult> results_;
+};
+
+// Prints the clauses (text: "ok/FAIL/skip  id: detail" lines and a verdict line; or JSON
+// {<kind>: name, pass, clauses: [{clause, pass, skipped, detail}]}) and returns the exit code.
+int ReportSuite(Env& env, const std::string& kind, const std::string& name, const ConformanceSuite& suite,
+                bool json);
+
+}  // namespace attune::cli
+
+#endif  // ATTUNE_ENGINE_CLI_CONFORMANCE_H_
