@@ -36,6 +36,12 @@ TEST_CASE("slime failure fixtures are classified with their evidence line", "[sl
       {"slime_failure_sglang_004.log", FailureKind::kOom, "late.sglang_kv_cache_full", "KV cache pool is full"},
       {"slime_failure_config_001.log", FailureKind::kConfigError, "ray_actor_creation_failed", "RolloutManager.__init__"},
       {"slime_failure_other_002.log", FailureKind::kUnknown, "weight_update_failed", "Weight version mismatch"},
+      // The three below say no more than their evidence line: an SGLang 500 at the end of a
+      // rollout, a `ray job submit` failure banner (the GPU-count error itself is not in the log),
+      // a RuntimeError from Megatron's NaN grad-norm check raised through a Ray task.
+      {"slime_failure_sglang_001.log", FailureKind::kUnknown, "late.sglang_http_error", "500 Internal Server Error"},
+      {"slime_failure_config_002.log", FailureKind::kUnknown, "late.ray_job_failed", "Job 'raysubmit_58TRJUbPYiZ4YT36' failed"},
+      {"slime_failure_other_001.log", FailureKind::kUnknown, "late.python_exception", "RayTaskError(RuntimeError)"},
   };
   for (const auto& c : cases) {
     INFO(c.file);
