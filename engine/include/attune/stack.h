@@ -118,6 +118,12 @@ class Stack : public Plugin {
     return std::nullopt;
   }
 
+  // The devices a job of `recipe` occupies and is charged for: its topology's world size, plus what
+  // the stack runs beside the training ranks (slime's rollout engines when they are not
+  // colocated). The engine requests, reserves and charges this many; launchers place them on
+  // max(topology nodes, ceil(devices ÷ GPUs per node)) nodes.
+  virtual int Devices(const Recipe& recipe) const { return recipe.topology.WorldSize(); }
+
   // Parses a (possibly partial) log. Tolerant of prefixes, timestamps, ANSI codes, CRLF.
   virtual LogParse ParseLog(std::string_view log) const = 0;
 

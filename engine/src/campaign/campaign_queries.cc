@@ -150,8 +150,8 @@ double CampaignState::TimeLimitForNextJob() const {
   return std::min(settings.job_time_limit_s, std::max(kMinDerivedTimeLimitS, settings.time_limit_factor * longest));
 }
 
-double CampaignState::ReservationFor(const Recipe& recipe) const {
-  return recipe.topology.WorldSize() * TimeLimitForNextJob() / 3600.0;
+double CampaignState::ReservationFor(int devices) const {
+  return devices * TimeLimitForNextJob() / 3600.0;
 }
 
 std::string CampaignState::CandidateId(int index) {

@@ -234,7 +234,7 @@ class CampaignState {
   // factor × the baseline's longest measured run)). From recorded launcher times: a replay
   // derives the same limit.
   double TimeLimitForNextJob() const;
-  double ReservationFor(const Recipe& recipe) const;
+  double ReservationFor(int devices) const;
   // "c001", "c002", ... for a 1-based index.
   static std::string CandidateId(int index);
 

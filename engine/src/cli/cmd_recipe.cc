@@ -242,7 +242,8 @@ int RunRecipeLaunch(const std::vector<std::string>& args, Env& env) {
   ArgParser p("recipe launch RECIPE [--json]",
               "Prints the command line and environment that the recipe's stack (its `stack:` "
               "key) renders for it: what a launcher is given to run. --json prints "
-              "{\"argv\": [...], \"env\": [[NAME, value], ...], \"workdir\": \"...\"}.");
+              "{\"argv\": [...], \"env\": [[NAME, value], ...], \"workdir\": \"...\", \"devices\": N} "
+              "(devices: what a job of it occupies, Stack::Devices).");
   p.Options()("json", "machine-readable output")(
       "plugin-path", po::value<std::vector<std::string>>(), "extra plugin directory");
   p.Positional("recipe");
@@ -265,7 +266,8 @@ int RunRecipeLaunch(const std::vector<std::string>& args, Env& env) {
   }
   nlohmann::json vars = nlohmann::json::array();
   for (const auto& [name, value] : launch->env) vars.push_back({name, value});
-  *env.out << nlohmann::json{{"argv", launch->argv}, {"env", vars}, {"workdir", launch->workdir}}
+  *env.out << nlohmann::json{{"argv", launch->argv}, {"env", vars}, {"workdir", launch->workdir},
+                             {"devices", std::max(1, (*stack)->Devices(*recipe))}}
                   .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
            << "\n";
   return kExitOk;

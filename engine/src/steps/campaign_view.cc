@@ -8,6 +8,7 @@
 
 #include "campaign/events.h"
 #include "measure/measure.h"
+#include "steps/job_driver.h"
 #include "steps/steps.h"
 
 namespace attune {
@@ -56,7 +57,8 @@ CandidateRecord ToRecord(const CampaignState& s, const CandidateRecordState& c) 
   return r;
 }
 
-double JobCostEstimate(const CampaignState& s, const Recipe& leader) {
+double JobCostEstimate(const RunContext& ctx, const Recipe& leader) {
+  const CampaignState& s = ctx.state;
   double charged = 0;
   int n = 0;
   for (const auto& j : s.jobs) {
@@ -65,7 +67,7 @@ double JobCostEstimate(const CampaignState& s, const Recipe& leader) {
       ++n;
     }
   }
-  return n > 0 ? charged / n : s.ReservationFor(leader);
+  return n > 0 ? charged / n : JobReservation(ctx, leader);
 }
 
 }  // namespace
@@ -89,7 +91,7 @@ CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates) {
   v.legal_moves = ctx.stack->LegalMoves(v.leader, s.cluster);
   v.budget_total_gpu_hours = s.ledger.total;
   v.budget_left_gpu_hours = s.ledger.Left();
-  v.job_cost_estimate_gpu_hours = JobCostEstimate(s, v.leader);
+  v.job_cost_estimate_gpu_hours = JobCostEstimate(ctx, v.leader);
   std::vector<Measurement> runs = s.MeasurementsOf(s.leader_id);
   if (runs.size() < 2) runs = s.MeasurementsOf(events::kBaselineId);
   v.noise_band = NoiseBand(s.settings.noise_band, runs);

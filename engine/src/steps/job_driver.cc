@@ -308,6 +308,24 @@ std::string JobName(const std::string& campaign_id, const JobAsk& ask, int attem
   return fmt::format("{}-{}-{}", campaign_id, ask.candidate, attempt);
 }
 
+int JobDevices(const RunContext& ctx, const Recipe& recipe) {
+  return std::max(1, ctx.stack->Devices(recipe));
+}
+
+int JobNodes(const RunContext& ctx, const Recipe& recipe) {
+  // Devices beyond the topology's (slime's rollout engines) fill the cluster's nodes.
+  const int per_node = std::max(1, ctx.state.cluster.devices_per_node > 0 ? ctx.state.cluster.devices_per_node
+                                                                          : recipe.topology.gpus_per_node);
+  const int extra = std::max(0, JobDevices(ctx, recipe) - recipe.topology.WorldSize());
+  const int topology_nodes = std::max(1, recipe.topology.nodes);
+  if (extra == 0) return topology_nodes;
+  return std::max(topology_nodes, (JobDevices(ctx, recipe) + per_node - 1) / per_node);
+}
+
+double JobReservation(const RunContext& ctx, const Recipe& recipe) {
+  return ctx.state.ReservationFor(JobDevices(ctx, recipe));
+}
+
 Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask) {
   const Recipe* recipe = ctx.state.RecipeOf(ask.candidate);
   if (!recipe) return Status::Internal("no recipe for '" + ask.candidate + "'");
@@ -325,10 +343,10 @@ Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask) {
             {"pair", ask.pair},
             {"recipe", RecipeToJson(*recipe)},
             {"benchmark_changes", ChangesToJson(Diff(*recipe, run))},
-            {"nodes", recipe->topology.nodes},
-            {"devices", recipe->topology.WorldSize()},
+            {"nodes", JobNodes(ctx, *recipe)},
+            {"devices", JobDevices(ctx, *recipe)},
             {"time_limit_s", ctx.state.TimeLimitForNextJob()},
-            {"reserved_gpu_hours", ctx.state.ReservationFor(*recipe)}};
+            {"reserved_gpu_hours", JobReservation(ctx, *recipe)}};
   ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kJobRequested, data}}));
   return name;
 }

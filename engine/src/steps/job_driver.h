@@ -27,6 +27,14 @@ struct JobAsk {
 // "<campaign>-<candidate>-<attempt>" (tuning runs) or "<campaign>-verify-<candidate>-p<pair>-<attempt>".
 std::string JobName(const std::string& campaign_id, const JobAsk& ask, int attempt);
 
+// What a job of `recipe` occupies: Stack::Devices, on the topology's nodes, or, when the stack adds
+// devices beyond the topology's, max(topology nodes, ceil(devices ÷ the cluster's devices per
+// node)). Reservations and launcher requests use these, never the topology alone.
+int JobDevices(const RunContext& ctx, const Recipe& recipe);
+int JobNodes(const RunContext& ctx, const Recipe& recipe);
+// The reservation a job of `recipe` would make now.
+double JobReservation(const RunContext& ctx, const Recipe& recipe);
+
 // Records JobRequested for `ask` with its reservation. Precondition: the reservation fits the
 // ledger (callers check first, so that they can record why they stop). Returns the job's name.
 Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask);

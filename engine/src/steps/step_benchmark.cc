@@ -44,7 +44,7 @@ Status RunBenchmarkStep(RunContext& ctx, const StepDecl& step) {
       const bool measured = !ctx.state.MeasurementsOf(events::kBaselineId).empty();
       return FinishStep(ctx, step, measured ? "done" : "baseline_failed");
     }
-    if (!ctx.state.ledger.Fits(ctx.state.ReservationFor(ctx.state.baseline))) {
+    if (!ctx.state.ledger.Fits(JobReservation(ctx, ctx.state.baseline))) {
       return FinishStep(ctx, step, "budget_exhausted");
     }
     ATTUNE_ASSIGN_OR_RETURN(std::string name, RequestJob(ctx, ask));

@@ -119,7 +119,7 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
     }
   }
   if (failed || runs >= ctx.state.settings.repeats) return Rank(ctx, c, false);
-  if (!ctx.state.ledger.Fits(ctx.state.ReservationFor(*c.recipe))) {
+  if (!ctx.state.ledger.Fits(JobReservation(ctx, *c.recipe))) {
     *budget_out = true;
     return Rank(ctx, c, true);
   }
@@ -175,7 +175,7 @@ Status RunTuneStep(RunContext& ctx, const StepDecl& step) {
     if (static_cast<int>(s.candidates.size()) >= max_candidates) return FinishStep(ctx, step, "max_candidates");
     if (s.consecutive_agent_failures >= agent_retries) return FinishStep(ctx, step, "agent_failed");
     const Recipe* leader = s.RecipeOf(s.leader_id);
-    if (!leader || !s.ledger.Fits(s.ReservationFor(*leader))) return FinishStep(ctx, step, "budget_exhausted");
+    if (!leader || !s.ledger.Fits(JobReservation(ctx, *leader))) return FinishStep(ctx, step, "budget_exhausted");
     ATTUNE_RETURN_IF_ERROR(AskAgent(ctx, max_candidates));
   }
 }

@@ -84,7 +84,7 @@ Status RunVerifyStep(RunContext& ctx, const StepDecl& step) {
     auto next = NextPairJob(ctx.state, step, pairs);
     if (!next) return RecordSpeedup(ctx, step, pairs, "done");
     const Recipe* recipe = ctx.state.RecipeOf(next->candidate);
-    if (!recipe || !ctx.state.ledger.Fits(ctx.state.ReservationFor(*recipe))) {
+    if (!recipe || !ctx.state.ledger.Fits(JobReservation(ctx, *recipe))) {
       return RecordSpeedup(ctx, step, pairs, "budget_exhausted");
     }
     ATTUNE_ASSIGN_OR_RETURN(std::string name, RequestJob(ctx, *next));

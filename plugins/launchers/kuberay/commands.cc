@@ -126,8 +126,14 @@ Result<std::string> Render(const std::string& attune, const RenderInput& in) {
   spec.name = campaign + "-" + in.candidate + "-" + in.attempt;
   spec.recipe = recipe;
   spec.launch = launch;
-  spec.nodes = recipe.topology.nodes;
-  spec.devices = recipe.topology.WorldSize();
+  // What the stack says a job occupies (slime adds its rollout GPUs), placed as the engine places
+  // it (job_driver.h, JobNodes) on this launcher's nodes.
+  spec.devices = launch_json.value("devices", recipe.topology.WorldSize());
+  spec.nodes = std::max(1, recipe.topology.nodes);
+  if (spec.devices > recipe.topology.WorldSize()) {
+    const int per_node = std::max(1, options.devices_per_node);
+    spec.nodes = std::max(spec.nodes, (spec.devices + per_node - 1) / per_node);
+  }
   spec.time_limit_s = w.at("budget").at("job_time_limit_s").get<double>();
   ATTUNE_ASSIGN_OR_RETURN(RenderedRayJob rendered,
                           RenderRayJob(spec, options, IdentifyJob(spec.name, campaign, owner)));

@@ -118,8 +118,11 @@ struct Shape {
 
 Result<Shape> ResolveShape(const JobSpec& spec, const KubeRayOptions& o,
                            const std::vector<std::string>& argv) {
-  const int nodes = std::max(1, spec.recipe.topology.nodes);
-  const int per_node = std::max(1, spec.recipe.topology.gpus_per_node);
+  // The engine's request (Stack::Devices on JobNodes nodes): slime's rollout engines add GPUs and
+  // nodes beyond the training topology. A spec without one falls back to the topology.
+  const int nodes = std::max(1, spec.nodes > 0 ? spec.nodes : spec.recipe.topology.nodes);
+  const int per_node = spec.devices > 0 ? std::max(1, (spec.devices + nodes - 1) / nodes)
+                                        : std::max(1, spec.recipe.topology.gpus_per_node);
   Shape s;
   s.workers = o.layout == Layout::kWorkers || (o.layout == Layout::kAuto && nodes > 1);
   if (!s.workers) {

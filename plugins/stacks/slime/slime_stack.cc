@@ -166,6 +166,9 @@ Result<Recipe> SlimeStack::BenchmarkForm(const Recipe& recipe) const {
   return form;
 }
 
+// The training actors (the topology) plus the rollout engines' GPUs unless --colocate shares them.
+int SlimeStack::Devices(const Recipe& recipe) const { return std::max(1, TotalGpus(recipe)); }
+
 // One perf record per rollout; a length from --num-epoch and the dataset's size cannot be told.
 std::optional<int64_t> SlimeStack::BenchmarkLength(const Recipe& form) const {
   const long rollouts = RolloutsOf(form);

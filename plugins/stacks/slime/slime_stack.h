@@ -33,6 +33,7 @@ class SlimeStack final : public Stack {
   GateVerdict CheckObjective(const Recipe& baseline, const Recipe& candidate) const override;
   Result<Recipe> BenchmarkForm(const Recipe& recipe) const override;
   std::optional<int64_t> BenchmarkLength(const Recipe& form) const override;
+  int Devices(const Recipe& recipe) const override;
   GateVerdict CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const override;
   Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const override;
   LogParse ParseLog(std::string_view log) const override;

@@ -164,6 +164,21 @@ TEST_CASE("a multi-node Ray-native recipe: a CPU head and one GPU worker per nod
              Catch::Contains("CUDA_DEVICE_MAX_CONNECTIONS: \"1\""));
 }
 
+TEST_CASE("a disaggregated slime job gets its rollout GPUs too: the engine's request, not the topology",
+          "[kuberay][render]") {
+  // Actors on 1 x 8, rollout engines on 8 more: the stack says 16 devices on 2 nodes.
+  JobSpec spec = Spec({"python3", "train.py", "--actor-num-nodes", "1", "--rollout-num-gpus", "8"}, 1, 8);
+  spec.nodes = 2;
+  spec.devices = 16;
+  auto r = Render(spec);
+  REQUIRE(r.ok());
+  const Json& group = r->manifest["spec"]["rayClusterSpec"]["workerGroupSpecs"][0];
+  CHECK(group["replicas"] == 2);
+  CHECK(group["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 8);
+  CHECK(r->head_gpus == 0);
+  CHECK(r->gpus == 16);
+}
+
 TEST_CASE("what cannot run as asked is refused before anything is submitted", "[kuberay][render]") {
   auto torchrun = Render(Spec({"torchrun", "--nnodes", "2", "pretrain_gpt.py"}, 2, 8));
   REQUIRE_FALSE(torchrun.ok());

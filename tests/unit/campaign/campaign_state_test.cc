@@ -362,7 +362,7 @@ TEST_CASE("candidate ids are zero-padded and reservations scale with devices", "
   CHECK(CampaignState::CandidateId(3) == "c003");
   CHECK(CampaignState::CandidateId(120) == "c120");
   CampaignState s = LogBuilder(1.0, 3600).Fold();
-  CHECK(s.ReservationFor(TestRecipe()) == Approx(2.0));
+  CHECK(s.ReservationFor(TestRecipe().topology.WorldSize()) == Approx(2.0));
 }
 
 }  // namespace

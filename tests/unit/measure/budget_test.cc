@@ -27,7 +27,7 @@ TEST_CASE("reserve, charge and release keep charged + reserved + left equal to t
 TEST_CASE("a job is reservable only while its worst case fits what remains", "[budget]") {
   LogBuilder b(0.8);
   CampaignState s = b.Fold();
-  const double one_job = s.ReservationFor(TestRecipe());
+  const double one_job = s.ReservationFor(TestRecipe().topology.WorldSize());
   CHECK(one_job == Approx(1.0 / 3));
   CHECK(s.ledger.Fits(one_job));
   b.Request("a", "baseline", "baseline").Request("b", "baseline", "baseline");

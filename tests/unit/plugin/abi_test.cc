@@ -21,7 +21,7 @@ const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {2, "10210a73c3aa9a183529f491a5756b506dab811fcec0864a2897c95ad8dfc045"},
     {3, "22d84d2ecdaacdf12d7ea03aae20d44aec5df3cae953a52cc07a95f5804fe4e3"},
     {4, "6a649821012801c395133cce00d741e6084ebfb2c1ff8188d0d42ceb1017b99a"},
-    {5, "f5a454abe5de7cd89aa5adc83cd7bedd6b0baefdc79f07e6ff79b54ea49523e1"},
+    {5, "41150dd1286e4b61f1cc876a1aee2122f9b0886f54af084792dfbb6c5d7a45a6"},
 };
 
 std::string HeadersHash() {

@@ -169,8 +169,11 @@ TEST_CASE("measurement: rollout step time and trained tokens per second per GPU"
   CHECK(m->tokens_per_s_per_gpu == Approx(400000.0 / 112.0 / 8.0));
   CHECK(*m->tflops_per_gpu == Approx(150.0));
 
+  // The engine requests, reserves and charges the same GPUs (Stack::Devices).
+  CHECK(TheStack().Devices(recipe) == 8);
   Recipe colocated = With(With(recipe, "--colocate", ""), "--rollout-num-gpus", std::nullopt);
   CHECK(TotalGpus(colocated) == 4);
+  CHECK(TheStack().Devices(colocated) == 4);
   auto mc = TheStack().Measure(TheStack().ParseLog(log), colocated);
   REQUIRE(mc.ok());
   CHECK(mc->tokens_per_s_per_gpu == Approx(400000.0 / 112.0 / 4.0));
