@@ -77,6 +77,24 @@ def main():
         # fraction faster: the tuner must find a real speed-up from the perf lines.
         if not js.get("leader") or (js.get("speedup") or 0) <= 1.02:
             failures.append(f"no speed-up found (leader {js.get('leader')}, speedup {js.get('speedup')})")
+    # The stand-in recipe trains on 1 x 4 actor GPUs with 4 more for the rollout engines (not
+    # colocated): every job asks for, reserves and is charged 8 GPUs, and its RayJob requests them.
+    events = subprocess.run([args.attune, "events", campaign, "--json"], cwd=ROOT, capture_output=True, text=True)
+    requested = []
+    for line in events.stdout.splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("type") == "JobRequested":
+            requested.append(e["data"])
+    if not requested or any(r.get("devices") != 8 or r.get("nodes") != 1 for r in requested):
+        failures.append("jobs did not ask for actor + rollout GPUs (8 on 1 node): " +
+                        str([(r.get("job"), r.get("devices"), r.get("nodes")) for r in requested]))
+    manifests = [os.path.join(campaign, "jobs", r["job"], "rayjob.yaml") for r in requested]
+    gpus = [open(m).read().count("nvidia.com/gpu: 8") for m in manifests if os.path.exists(m)]
+    if not gpus or min(gpus) < 1:
+        failures.append(f"RayJob manifests do not request 8 GPUs ({len(gpus)} manifests found)")
     for f in failures:
         print("FAIL: " + f, file=sys.stderr)
     print(f"slime_kuberay_e2e: {'ok' if not failures else 'FAILED'} ({workdir})")
