@@ -197,6 +197,50 @@ TEST_CASE("a campaign whose budget runs out stops submitting and still reports",
   fs::remove_all(dir.parent_path());
 }
 
+TEST_CASE("a candidate whose run failed for the infrastructure runs again; its lever is judged on a "
+          "run that worked", "[e2e][infra]") {
+  const fs::path dir = FreshDir("infra");
+  // Every third job or so dies of an NCCL timeout or a hang (the sim's injected failures, drawn per
+  // job name, so a retry draws anew); the tune step retries such a candidate up to twice.
+  std::string text = Slurp(kWorkflow);
+  const std::string from = "noise_cv: 0.01, seed: 3}", to = "noise_cv: 0.01, seed: 3, failures: {nccl_timeout: 0.2, hang: 0.15}}";
+  REQUIRE(text.find(from) != std::string::npos);
+  text.replace(text.find(from), from.size(), to);
+  const fs::path wf = dir.parent_path() / "infra.yaml";
+  std::ofstream(wf) << text;
+  fs::copy_file(fs::path(kWorkflow).parent_path() / "llama8b_h100.yaml", dir.parent_path() / "llama8b_h100.yaml");
+  Run r = RunIt(dir, 0, wf.string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CampaignState s = FoldDir(dir);
+  int retried = 0;
+  for (const auto& c : s.candidates) {
+    std::vector<const JobRecord*> jobs;
+    for (const auto& name : c.jobs) jobs.push_back(s.FindJob(name));
+    if (jobs.empty()) continue;
+    INFO(c.id << " " << c.outcome);
+    int infra = 0;
+    for (const JobRecord* j : jobs) infra += j->failure && j->failure->infrastructure ? 1 : 0;
+    // Never ranked failed on infrastructure alone while retries were left...
+    if (c.outcome == "failed") {
+      const JobRecord* last = jobs.back();
+      const bool recipe_failure = last->failure && !last->failure->infrastructure;
+      CHECK((recipe_failure || infra == 3));
+    }
+    // ...and a retried candidate is judged on the run that measured.
+    if (infra > 0 && jobs.back()->measurement) {
+      ++retried;
+      CHECK(c.outcome != "failed");
+      CHECK(jobs.size() == static_cast<size_t>(infra + 1));
+      CHECK(jobs.back()->attempt == infra + 1);
+    }
+  }
+  INFO("candidates: " << s.candidates.size() << ", jobs: " << s.jobs.size());
+  CHECK(retried >= 1);  // with these rates and seeds at least one candidate needed a second run
+  CHECK(s.ledger.charged <= s.ledger.total);
+  fs::remove_all(dir.parent_path());
+}
+
 TEST_CASE("a production-length recipe is benchmarked in its short form and shipped whole", "[e2e][benchmark]") {
   // 500,000 iterations, checkpoints every 2,000, evaluation every 1,000: run as it is, each job
   // would train until the 1,800 s time limit killed it.

@@ -332,7 +332,9 @@ const char kTuneOptions[] = R"json({
     "max_candidates": {"type": "integer", "minimum": 1, "maximum": 100000,
                        "description": "candidates this step may try (default: budget.max_candidates)"},
     "agent_retries": {"type": "integer", "minimum": 0, "maximum": 100, "default": 3,
-                      "description": "new proposals asked of the agent after an unusable one"}
+                      "description": "new proposals asked of the agent after an unusable one"},
+    "infra_retries": {"type": "integer", "minimum": 0, "maximum": 10, "default": 2,
+                      "description": "new runs of a candidate whose run failed for the infrastructure (NCCL timeout, hang, node lost), each charged"}
   }
 })json";
 const char kVerifyOptions[] = R"json({

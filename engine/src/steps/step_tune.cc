@@ -15,6 +15,11 @@ namespace {
 using nlohmann::json;
 
 constexpr int kDefaultAgentRetries = 3;
+// New runs of a candidate after a run that failed for the infrastructure (triage says so: an NCCL
+// timeout, a hang, a lost node), not for its recipe: a lever is not lost to bad luck.
+constexpr int kDefaultInfraRetries = 2;
+
+bool InfrastructureFailure(const JobRecord& j) { return j.failure && j.failure->infrastructure; }
 
 json VerdictData(const std::string& id, const GateVerdict& v) {
   return json{{"candidate", id}, {"pass", v.pass}, {"rule_id", v.rule_id}, {"reason", v.reason},
@@ -55,10 +60,16 @@ Status Rank(RunContext& ctx, const CandidateRecordState& c, bool skipped) {
   in.gate_pass = c.gate_pass;
   in.skipped = skipped;
   std::vector<Measurement> runs = s.MeasurementsOf(c.id);
+  // A run that failed for the recipe decides; one that failed for the infrastructure only when no
+  // retry measured (the retries ran out, or the budget did).
+  std::optional<Failure> infrastructure;
   for (const auto& name : c.jobs) {
     const JobRecord* j = s.FindJob(name);
-    if (j && j->Counts() && j->failure && !in.failure) in.failure = j->failure;
+    if (!j || !j->Counts() || !j->failure) continue;
+    if (!InfrastructureFailure(*j) && !in.failure) in.failure = j->failure;
+    if (InfrastructureFailure(*j)) infrastructure = j->failure;
   }
+  if (!in.failure && runs.empty() && infrastructure) in.failure = infrastructure;
   std::optional<double> tps;
   if (!runs.empty()) {
     std::vector<double> v;
@@ -108,17 +119,27 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
   if (!c.gate_pass) {
     return ctx.Append({NewEvent{events::kCandidateRanked, json{{"candidate", c.id}, {"outcome", "refused"}}}});
   }
-  int runs = 0;
+  int runs = 0, infrastructure_failures = 0;
   bool failed = false;
   for (const auto& name : c.jobs) {
     const JobRecord* j = ctx.state.FindJob(name);
     if (j && j->InFlight()) return DriveJob(ctx, name);
-    if (j && j->Counts()) {
+    if (!j || !j->Counts()) continue;
+    if (InfrastructureFailure(*j)) {
+      ++infrastructure_failures;
+    } else {
       ++runs;
       failed = failed || j->failure.has_value();
     }
   }
-  if (failed || runs >= ctx.state.settings.repeats) return Rank(ctx, c, false);
+  const int infra_retries = step.with.value("infra_retries", kDefaultInfraRetries);
+  if (failed || runs >= ctx.state.settings.repeats || infrastructure_failures > infra_retries) {
+    return Rank(ctx, c, false);
+  }
+  if (infrastructure_failures > 0 && runs == 0) {
+    ctx.Say(c.id + ": its last run failed for the infrastructure, not its recipe; running it again (" +
+            std::to_string(infrastructure_failures) + " of " + std::to_string(infra_retries) + " retries)");
+  }
   if (!ctx.state.ledger.Fits(JobReservation(ctx, *c.recipe))) {
     *budget_out = true;
     return Rank(ctx, c, true);
