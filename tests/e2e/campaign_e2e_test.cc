@@ -215,8 +215,10 @@ TEST_CASE("a candidate whose run failed for the infrastructure runs again; its l
   CampaignState s = FoldDir(dir);
   int retried = 0;
   for (const auto& c : s.candidates) {
-    std::vector<const JobRecord*> jobs;
-    for (const auto& name : c.jobs) jobs.push_back(s.FindJob(name));
+    std::vector<const JobRecord*> jobs;  // its tuning runs (verify pairs are checked below)
+    for (const auto& name : c.jobs) {
+      if (s.FindJob(name)->purpose == "candidate") jobs.push_back(s.FindJob(name));
+    }
     if (jobs.empty()) continue;
     INFO(c.id << " " << c.outcome);
     int infra = 0;
@@ -235,8 +237,27 @@ TEST_CASE("a candidate whose run failed for the infrastructure runs again; its l
       CHECK(jobs.back()->attempt == infra + 1);
     }
   }
-  INFO("candidates: " << s.candidates.size() << ", jobs: " << s.jobs.size());
+  // A verify pair's run lost to the infrastructure is run again too (up to twice).
+  int pair_retries = 0;
+  for (const std::string& who : {s.leader_id, std::string("baseline")}) {
+    for (int p = 1; p <= 3; ++p) {
+      std::vector<const JobRecord*> runs;
+      for (const JobRecord* j : s.JobsOf(who, "verify")) {
+        if (j->pair == p) runs.push_back(j);
+      }
+      if (runs.empty()) continue;  // the leader stayed the baseline, or the budget ran out
+      INFO(who << " pair " << p << ": " << runs.size() << " run(s)");
+      for (size_t i = 0; i + 1 < runs.size(); ++i) {
+        CHECK((runs[i]->failure && runs[i]->failure->infrastructure));
+      }
+      if (runs.size() > 1) ++pair_retries;
+      const JobRecord* last = runs.back();
+      CHECK((last->measurement || !last->failure || !last->failure->infrastructure || runs.size() == 3));
+    }
+  }
+  INFO("candidates: " << s.candidates.size() << ", jobs: " << s.jobs.size() << ", pair retries: " << pair_retries);
   CHECK(retried >= 1);  // with these rates and seeds at least one candidate needed a second run
+  CHECK(pair_retries >= 1);
   CHECK(s.ledger.charged <= s.ledger.total);
   fs::remove_all(dir.parent_path());
 }

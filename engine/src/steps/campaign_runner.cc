@@ -341,7 +341,9 @@ const char kVerifyOptions[] = R"json({
   "type": "object", "additionalProperties": false,
   "properties": {
     "repeats": {"type": "integer", "minimum": 1, "maximum": 100, "default": 3,
-                "description": "paired runs of the leader and the baseline"}
+                "description": "paired runs of the leader and the baseline"},
+    "infra_retries": {"type": "integer", "minimum": 0, "maximum": 10, "default": 2,
+                      "description": "new runs of a pair's run that failed for the infrastructure, each charged"}
   }
 })json";
 const char kReportOptions[] = R"json({"type": "object", "additionalProperties": false})json";

@@ -31,13 +31,27 @@ Status CheckLeaderLosses(RunContext& ctx) {
   return ctx.Append(std::move(batch));
 }
 
+constexpr int kDefaultInfraRetries = 2;
+
+// A pair's run is settled once it measured or failed for its recipe, or when runs that failed for
+// the infrastructure (triage's flag: NCCL, hang, node lost) used up the retries: such a run is run
+// again, so that a pair is not lost to bad luck.
+bool Settled(const CampaignState& state, const std::string& who, int pair, int infra_retries) {
+  int infrastructure = 0;
+  for (const auto* j : state.JobsOf(who, events::kPurposeVerify)) {
+    if (j->pair != pair) continue;
+    if (!j->failure || !j->failure->infrastructure) return true;
+    ++infrastructure;
+  }
+  return infrastructure > infra_retries;
+}
+
 // The next verify job still to run, in the order leader, baseline, leader, baseline, ...
 std::optional<JobAsk> NextPairJob(const CampaignState& state, const StepDecl& step, int pairs) {
+  const int infra_retries = step.with.value("infra_retries", kDefaultInfraRetries);
   for (int p = 1; p <= pairs; ++p) {
     for (const std::string& who : {state.leader_id, std::string(events::kBaselineId)}) {
-      bool have = false;
-      for (const auto* j : state.JobsOf(who, events::kPurposeVerify)) have = have || j->pair == p;
-      if (!have) return JobAsk{who, events::kPurposeVerify, p, step.id};
+      if (!Settled(state, who, p, infra_retries)) return JobAsk{who, events::kPurposeVerify, p, step.id};
     }
   }
   return std::nullopt;

@@ -29,7 +29,7 @@ TEST_CASE("the built-in step schema declares each kind's options with types and 
   using Names = std::vector<std::string>;
   CHECK(s.step_kinds.at("benchmark").PropertyNames() == Names{"repeats"});
   CHECK(s.step_kinds.at("tune").PropertyNames() == Names{"agent_retries", "infra_retries", "max_candidates"});
-  CHECK(s.step_kinds.at("verify").PropertyNames() == Names{"repeats"});
+  CHECK(s.step_kinds.at("verify").PropertyNames() == Names{"infra_retries", "repeats"});
   CHECK(s.step_kinds.at("report").PropertyNames().empty());
   const auto& bench = s.step_kinds.at("benchmark");
   CHECK(bench.Check(nlohmann::json{{"repeats", 2}}) == std::nullopt);
