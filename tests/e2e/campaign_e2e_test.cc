@@ -80,6 +80,18 @@ std::string Slurp(const fs::path& p) {
   return ss.str();
 }
 
+// The e2e workflow with `from` replaced by `to`, written beside `dir` with its recipe; its path.
+std::string WorkflowVariant(const fs::path& dir, const std::string& name, const std::string& from,
+                            const std::string& to) {
+  std::string text = Slurp(kWorkflow);
+  REQUIRE(text.find(from) != std::string::npos);
+  text.replace(text.find(from), from.size(), to);
+  const fs::path wf = dir.parent_path() / (name + ".yaml");
+  std::ofstream(wf) << text;
+  fs::copy_file(fs::path(kWorkflow).parent_path() / "llama8b_h100.yaml", dir.parent_path() / "llama8b_h100.yaml");
+  return wf.string();
+}
+
 CampaignState FoldDir(const fs::path& dir) {
   EventLogOptions lo;
   lo.read_only = true;
@@ -177,13 +189,7 @@ TEST_CASE("a campaign whose budget runs out stops submitting and still reports",
   // 8 GPUs × 1800 s reserves 4 GPU-hours per job (fixed limits: time_limit_factor 0); a run
   // charges about 0.6-1.5: 10 GPU-hours fit the three baseline runs and a couple of candidates,
   // then no reservation fits.
-  std::string text = Slurp(kWorkflow);
-  const std::string from = "gpu_hours: 40", to = "gpu_hours: 10, time_limit_factor: 0";
-  text.replace(text.find(from), from.size(), to);
-  const fs::path wf = dir.parent_path() / "budget.yaml";
-  std::ofstream(wf) << text;
-  fs::copy_file(fs::path(kWorkflow).parent_path() / "llama8b_h100.yaml", dir.parent_path() / "llama8b_h100.yaml");
-  Run r = RunIt(dir, 0, wf.string());
+  Run r = RunIt(dir, 0, WorkflowVariant(dir, "budget", "gpu_hours: 40", "gpu_hours: 10, time_limit_factor: 0"));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CampaignState s = FoldDir(dir);
@@ -202,14 +208,8 @@ TEST_CASE("a candidate whose run failed for the infrastructure runs again; its l
   const fs::path dir = FreshDir("infra");
   // Every third job or so dies of an NCCL timeout or a hang (the sim's injected failures, drawn per
   // job name, so a retry draws anew); the tune step retries such a candidate up to twice.
-  std::string text = Slurp(kWorkflow);
-  const std::string from = "noise_cv: 0.01, seed: 3}", to = "noise_cv: 0.01, seed: 3, failures: {nccl_timeout: 0.2, hang: 0.15}}";
-  REQUIRE(text.find(from) != std::string::npos);
-  text.replace(text.find(from), from.size(), to);
-  const fs::path wf = dir.parent_path() / "infra.yaml";
-  std::ofstream(wf) << text;
-  fs::copy_file(fs::path(kWorkflow).parent_path() / "llama8b_h100.yaml", dir.parent_path() / "llama8b_h100.yaml");
-  Run r = RunIt(dir, 0, wf.string());
+  Run r = RunIt(dir, 0, WorkflowVariant(dir, "infra", "noise_cv: 0.01, seed: 3}",
+                                        "noise_cv: 0.01, seed: 3, failures: {nccl_timeout: 0.2, hang: 0.15}}"));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CampaignState s = FoldDir(dir);

@@ -8,6 +8,7 @@
 
 #include "process.h"
 #include "slurm_test_support.h"
+#include "conformance_report.h"
 #include "test_files.h"
 
 using attune::JobState;
@@ -282,15 +283,5 @@ TEST_CASE("the slurm launcher keeps the launcher contract (attune launcher check
                                       "--job-timeout", "180"},
                                      options);
   REQUIRE(r.ok());
-  INFO("stdout: " << r->out << "\nstderr: " << r->err);
-  auto out = nlohmann::json::parse(r->out, nullptr, false);
-  REQUIRE(out.is_object());
-  CHECK(r->exit_code == 0);
-  CHECK(out["pass"] == true);
-  REQUIRE(out["clauses"].size() == 10);
-  for (const auto& c : out["clauses"]) {
-    INFO(c.dump());
-    CHECK(c["pass"] == true);
-    CHECK(c["skipped"] == false);
-  }
+  attune::testing::CheckSuitePassed(r->exit_code, r->out, r->err, 10);
 }
