@@ -48,7 +48,7 @@ void CheckStoppedEarly(const std::vector<json>& events, const std::string& dir) 
   CHECK(stop["last_iteration"].get<int>() < kPlannedIterations);
   CHECK(stop["iterations_used"].get<int>() >= 8);
   CHECK(stop["relative_error"].get<double>() <= stop["target"].get<double>());
-  CHECK(stop["target"] == 0.05);
+  CHECK(stop["target"] == 0.08);
   CHECK(fin["stopped_early"] == true);
   CHECK(fin["cancelled_by_engine"] == false);
   CHECK(fin["failure"].is_null());
