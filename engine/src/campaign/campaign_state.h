@@ -113,6 +113,9 @@ struct JobRecord {
   bool InFlight() const { return !finished; }
   // A finished job whose result counts for its candidate (engine cancellations do not).
   bool Counts() const { return finished && !cancelled_by_engine; }
+  // It failed for the infrastructure (triage's flag: NCCL, a hang, a lost node), not its recipe:
+  // running it again may pass.
+  bool FailedForInfrastructure() const { return failure && failure->infrastructure; }
 };
 
 struct CandidateRecordState {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "api/placement.h"
 #include "cli/args.h"
 #include "importer/capture.h"
 #include "importer/launch_call.h"
@@ -239,12 +240,14 @@ int RunRecipeImport(const std::vector<std::string>& args, Env& env) {
 }
 
 int RunRecipeLaunch(const std::vector<std::string>& args, Env& env) {
-  ArgParser p("recipe launch RECIPE [--json]",
+  ArgParser p("recipe launch RECIPE [--json] [--devices-per-node N]",
               "Prints the command line and environment that the recipe's stack (its `stack:` "
               "key) renders for it: what a launcher is given to run. --json prints "
-              "{\"argv\": [...], \"env\": [[NAME, value], ...], \"workdir\": \"...\", \"devices\": N} "
-              "(devices: what a job of it occupies, Stack::Devices).");
+              "{\"argv\": [...], \"env\": [[NAME, value], ...], \"workdir\": \"...\", \"devices\": N, "
+              "\"nodes\": N}: the devices a job of it occupies (Stack::Devices) and the nodes they "
+              "fill on a cluster of --devices-per-node (default: the topology's GPUs per node).");
   p.Options()("json", "machine-readable output")(
+      "devices-per-node", po::value<int>()->default_value(0), "the cluster's devices per node, for `nodes`")(
       "plugin-path", po::value<std::vector<std::string>>(), "extra plugin directory");
   p.Positional("recipe");
   int code = 0;
@@ -266,8 +269,10 @@ int RunRecipeLaunch(const std::vector<std::string>& args, Env& env) {
   }
   nlohmann::json vars = nlohmann::json::array();
   for (const auto& [name, value] : launch->env) vars.push_back({name, value});
+  const int devices = std::max(1, (*stack)->Devices(*recipe));
   *env.out << nlohmann::json{{"argv", launch->argv}, {"env", vars}, {"workdir", launch->workdir},
-                             {"devices", std::max(1, (*stack)->Devices(*recipe))}}
+                             {"devices", devices},
+                             {"nodes", NodesFor(*recipe, devices, p.vm()["devices-per-node"].as<int>())}}
                   .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
            << "\n";
   return kExitOk;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "api/placement.h"
 #include "base/crash_point.h"
 #include "campaign/events.h"
 #include "gate/static_gate.h"
@@ -86,9 +87,11 @@ std::string_view CompleteLines(std::string_view text) {
 // Reads and judges a terminal job: measurement when it succeeded and measured, else a failure.
 // A log that cannot be read for an infrastructure reason (I/O error, launcher unavailable) is an
 // error, not an empty log: judging it would record a good run as failed for good.
-// A job stopped early (JobStopRequested) is judged on the log as it stood when the stop was
-// decided, as a run that ended well: how the launcher ended it afterwards is the engine's doing.
-Result<json> ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& st, bool cancelled) {
+// A job the engine cancelled (JobCancelRequested) does not count as a result. A job stopped early
+// (JobStopRequested) is judged on the log as it stood when the stop was decided, as a run that
+// ended well: how the launcher ended it afterwards is the engine's doing.
+Result<json> ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& st) {
+  const bool cancelled = job.cancel_requested;
   auto log_text = ctx.launcher->ReadLog(job.name);
   if (!log_text.ok() && IsInfrastructureError(log_text.status())) {
     return log_text.status().WithContext("reading the log of job " + job.name);
@@ -183,7 +186,7 @@ Status CancelAndRecord(RunContext& ctx, const std::string& name) {
     if (IsTerminal(st->state)) {
       CrashPoint("job.cancel_confirmed");
       const JobRecord* job = ctx.state.FindJob(name);
-      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, *st, true));
+      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, *st));
       return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -191,41 +194,16 @@ Status CancelAndRecord(RunContext& ctx, const std::string& name) {
   return CancelUnconfirmed(ctx, name, Status::DeadlineExceeded("it did not stop within 10 s"));
 }
 
-// A job the engine cancelled whose end is not recorded (the launcher had not confirmed the
-// cancellation when the engine stopped or crashed): asks again, since Cancel is idempotent, waits
-// for the end and records it as the engine's cancellation. It is never submitted again; a job the
-// launcher no longer knows is recorded as cancelled without launcher times (charged nothing).
-Status FinishCancelled(RunContext& ctx, const std::string& name) {
-  if (Status again = ctx.launcher->Cancel(name); !again.ok()) {
-    ctx.Say("job " + name + ": asking again to cancel it failed (" + again.message() +
-            "); waiting for its end");
-  }
-  while (true) {
-    ATTUNE_ASSIGN_OR_RETURN(JobStatus st, ctx.launcher->Poll(name));
-    const JobRecord* job = ctx.state.FindJob(name);
-    if (st.state == JobState::kUnknown) {
-      st.name = name;
-      st.state = JobState::kCancelled;
-      st.reason = "cancelled by the engine; the launcher no longer knows the job";
-    }
-    if (IsTerminal(st.state)) {
-      CrashPoint("job.ended");
-      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, st, true));
-      return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
-    }
-    if (ctx.StopRequested()) return StopStatus();
-    ctx.SleepUnlessStopped(ctx.launcher->PollIntervalSeconds());
-  }
-}
-
-// A job stopped early whose end is not recorded: asks the launcher to stop it (again: Cancel is
-// idempotent), waits for the end and records the result judged on the log the stop was decided
-// on. A job the launcher no longer knows ended without launcher times (charged nothing). A stop of
-// the campaign meanwhile waits up to 10 s for the end, then leaves the job in flight; a resumed
-// campaign finishes it here and never submits it again.
-Status FinishStoppedEarly(RunContext& ctx, const std::string& name) {
+// A job the engine cancelled (JobCancelRequested) or stopped early (JobStopRequested) whose end is
+// not recorded — just asked, or not yet confirmed when the engine stopped or crashed: asks the
+// launcher again (Cancel is idempotent), waits for the end and records it; ResultData judges it
+// by the request. It is never submitted again; a job the launcher no longer knows ended without
+// launcher times (charged nothing). The first 10 s are polled closely, also while the campaign
+// is being stopped; after that a stop leaves the job in flight for the resumed campaign.
+Status FinishEndedByEngine(RunContext& ctx, const std::string& name) {
+  const char* what = ctx.state.FindJob(name)->stop_requested ? "stop" : "cancel";
   if (Status asked = ctx.launcher->Cancel(name); !asked.ok()) {
-    ctx.Say("job " + name + ": asking the launcher to stop it failed (" + asked.message() +
+    ctx.Say("job " + name + ": asking the launcher to " + what + " it failed (" + asked.message() +
             "); waiting for its end");
   }
   for (int polls = 0;; ++polls) {
@@ -233,11 +211,11 @@ Status FinishStoppedEarly(RunContext& ctx, const std::string& name) {
     if (st.state == JobState::kUnknown) {
       st.name = name;
       st.state = JobState::kCancelled;
-      st.reason = "stopped early by the engine; the launcher no longer knows the job";
+      st.reason = std::string("asked by the engine to ") + what + "; the launcher no longer knows the job";
     }
     if (IsTerminal(st.state)) {
       CrashPoint("job.ended");
-      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *ctx.state.FindJob(name), st, false));
+      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *ctx.state.FindJob(name), st));
       return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
     }
     if (polls < 100) {
@@ -295,7 +273,7 @@ Result<bool> MaybeStopEarly(RunContext& ctx, const JobRecord& job) {
                      {"target", target},
                      {"drift", check.drift}}}}));
   CrashPoint("job.stop_requested");
-  ATTUNE_RETURN_IF_ERROR(FinishStoppedEarly(ctx, name));
+  ATTUNE_RETURN_IF_ERROR(FinishEndedByEngine(ctx, name));
   return true;
 }
 
@@ -313,13 +291,7 @@ int JobDevices(const RunContext& ctx, const Recipe& recipe) {
 }
 
 int JobNodes(const RunContext& ctx, const Recipe& recipe) {
-  // Devices beyond the topology's (slime's rollout engines) fill the cluster's nodes.
-  const int per_node = std::max(1, ctx.state.cluster.devices_per_node > 0 ? ctx.state.cluster.devices_per_node
-                                                                          : recipe.topology.gpus_per_node);
-  const int extra = std::max(0, JobDevices(ctx, recipe) - recipe.topology.WorldSize());
-  const int topology_nodes = std::max(1, recipe.topology.nodes);
-  if (extra == 0) return topology_nodes;
-  return std::max(topology_nodes, (JobDevices(ctx, recipe) + per_node - 1) / per_node);
+  return NodesFor(recipe, JobDevices(ctx, recipe), ctx.state.cluster.devices_per_node);
 }
 
 double JobReservation(const RunContext& ctx, const Recipe& recipe) {
@@ -355,8 +327,7 @@ Status DriveJob(RunContext& ctx, const std::string& name) {
   const JobRecord* job = ctx.state.FindJob(name);
   if (!job) return Status::Internal("DriveJob: unknown job " + name);
   if (job->finished) return Status::Ok();
-  if (job->cancel_requested) return FinishCancelled(ctx, name);
-  if (job->stop_requested) return FinishStoppedEarly(ctx, name);
+  if (job->cancel_requested || job->stop_requested) return FinishEndedByEngine(ctx, name);
   bool finished_unstarted = false;
   ATTUNE_RETURN_IF_ERROR(EnsureSubmitted(ctx, *job, &finished_unstarted));
   if (finished_unstarted) return Status::Ok();
@@ -369,7 +340,7 @@ Status DriveJob(RunContext& ctx, const std::string& name) {
     job = ctx.state.FindJob(name);
     if (IsTerminal(st.state)) {
       CrashPoint("job.ended");
-      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, st, false));
+      ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, st));
       return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
     }
     if (ctx.state.settings.early_stop && st.state == JobState::kRunning && Clock::now() >= next_check) {

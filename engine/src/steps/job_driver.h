@@ -27,9 +27,8 @@ struct JobAsk {
 // "<campaign>-<candidate>-<attempt>" (tuning runs) or "<campaign>-verify-<candidate>-p<pair>-<attempt>".
 std::string JobName(const std::string& campaign_id, const JobAsk& ask, int attempt);
 
-// What a job of `recipe` occupies: Stack::Devices, on the topology's nodes, or, when the stack adds
-// devices beyond the topology's, max(topology nodes, ceil(devices ÷ the cluster's devices per
-// node)). Reservations and launcher requests use these, never the topology alone.
+// What a job of `recipe` occupies: Stack::Devices, on NodesFor (api/placement.h) of the campaign's
+// cluster. Reservations and launcher requests use these, never the topology alone.
 int JobDevices(const RunContext& ctx, const Recipe& recipe);
 int JobNodes(const RunContext& ctx, const Recipe& recipe);
 // The reservation a job of `recipe` would make now.

@@ -11,7 +11,7 @@ namespace {
 // configuration are refused, it cannot start, or it does not fit in memory. Infrastructure
 // failures (a lost node, a launcher hiccup) are retried.
 bool Deterministic(const JobRecord& job) {
-  if (!job.Counts() || job.measurement || !job.failure || job.failure->infrastructure) return false;
+  if (!job.Counts() || job.measurement || !job.failure || job.FailedForInfrastructure()) return false;
   switch (job.failure->kind) {
     case FailureKind::kConfigError:
     case FailureKind::kLaunchError:

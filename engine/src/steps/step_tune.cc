@@ -15,11 +15,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int kDefaultAgentRetries = 3;
-// New runs of a candidate after a run that failed for the infrastructure (triage says so: an NCCL
-// timeout, a hang, a lost node), not for its recipe: a lever is not lost to bad luck.
-constexpr int kDefaultInfraRetries = 2;
-
-bool InfrastructureFailure(const JobRecord& j) { return j.failure && j.failure->infrastructure; }
 
 json VerdictData(const std::string& id, const GateVerdict& v) {
   return json{{"candidate", id}, {"pass", v.pass}, {"rule_id", v.rule_id}, {"reason", v.reason},
@@ -66,8 +61,8 @@ Status Rank(RunContext& ctx, const CandidateRecordState& c, bool skipped) {
   for (const auto& name : c.jobs) {
     const JobRecord* j = s.FindJob(name);
     if (!j || !j->Counts() || !j->failure) continue;
-    if (!InfrastructureFailure(*j) && !in.failure) in.failure = j->failure;
-    if (InfrastructureFailure(*j)) infrastructure = j->failure;
+    if (!j->FailedForInfrastructure() && !in.failure) in.failure = j->failure;
+    if (j->FailedForInfrastructure()) infrastructure = j->failure;
   }
   if (!in.failure && runs.empty() && infrastructure) in.failure = infrastructure;
   std::optional<double> tps;
@@ -125,7 +120,7 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
     const JobRecord* j = ctx.state.FindJob(name);
     if (j && j->InFlight()) return DriveJob(ctx, name);
     if (!j || !j->Counts()) continue;
-    if (InfrastructureFailure(*j)) {
+    if (j->FailedForInfrastructure()) {
       ++infrastructure_failures;
     } else {
       ++runs;

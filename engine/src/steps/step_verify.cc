@@ -31,8 +31,6 @@ Status CheckLeaderLosses(RunContext& ctx) {
   return ctx.Append(std::move(batch));
 }
 
-constexpr int kDefaultInfraRetries = 2;
-
 // A pair's run is settled once it measured or failed for its recipe, or when runs that failed for
 // the infrastructure (triage's flag: NCCL, hang, node lost) used up the retries: such a run is run
 // again, so that a pair is not lost to bad luck.
@@ -40,7 +38,7 @@ bool Settled(const CampaignState& state, const std::string& who, int pair, int i
   int infrastructure = 0;
   for (const auto* j : state.JobsOf(who, events::kPurposeVerify)) {
     if (j->pair != pair) continue;
-    if (!j->failure || !j->failure->infrastructure) return true;
+    if (!j->FailedForInfrastructure()) return true;
     ++infrastructure;
   }
   return infrastructure > infra_retries;

@@ -114,7 +114,8 @@ Result<std::string> Render(const std::string& attune, const RenderInput& in) {
                           ParseKubeRayOptions(w.at("launcher").value("with", Json::object())));
   ATTUNE_ASSIGN_OR_RETURN(Recipe recipe, LoadRecipeFile(in.recipe_path));
   ATTUNE_ASSIGN_OR_RETURN(Json launch_json,
-                          AttuneJson(attune, {"recipe", "launch", in.recipe_path, "--json"}));
+                          AttuneJson(attune, {"recipe", "launch", in.recipe_path, "--json", "--devices-per-node",
+                                                      std::to_string(options.devices_per_node)}));
   ATTUNE_ASSIGN_OR_RETURN(LaunchSpec launch, LaunchFromJson(launch_json));
   std::string dir = in.dir.empty() ? w.at("name").get<std::string>() : in.dir;
   std::string campaign = fs::path(dir).lexically_normal().filename().string();
@@ -126,14 +127,10 @@ Result<std::string> Render(const std::string& attune, const RenderInput& in) {
   spec.name = campaign + "-" + in.candidate + "-" + in.attempt;
   spec.recipe = recipe;
   spec.launch = launch;
-  // What the stack says a job occupies (slime adds its rollout GPUs), placed as the engine places
-  // it (job_driver.h, JobNodes) on this launcher's nodes.
+  // What the stack says a job occupies (slime adds its rollout GPUs), on the nodes the engine
+  // would request on this launcher's cluster (attune's own placement rule).
   spec.devices = launch_json.value("devices", recipe.topology.WorldSize());
-  spec.nodes = std::max(1, recipe.topology.nodes);
-  if (spec.devices > recipe.topology.WorldSize()) {
-    const int per_node = std::max(1, options.devices_per_node);
-    spec.nodes = std::max(spec.nodes, (spec.devices + per_node - 1) / per_node);
-  }
+  spec.nodes = launch_json.value("nodes", recipe.topology.nodes);
   spec.time_limit_s = w.at("budget").at("job_time_limit_s").get<double>();
   ATTUNE_ASSIGN_OR_RETURN(RenderedRayJob rendered,
                           RenderRayJob(spec, options, IdentifyJob(spec.name, campaign, owner)));

@@ -58,7 +58,7 @@ class LogBuilder {
         json{{"campaign_id", "t"}, {"workflow", json::object()}, {"workflow_hash", "abc"},
              {"seed", 7}, {"settings", CampaignSettingsToJson(s)},
              {"plugins", json::array({PluginIdentityToJson({"stack", "megatron", "0.1.0", "aa"})})},
-             {"cluster", ClusterInfoToJson(ClusterInfo{"H100", 80, 989, 8, 4, 9, true})},
+             {"cluster", ClusterInfoToJson(ClusterInfo{"H100", 80, 989, 8, 4, 9, true, ""})},
              {"baseline_recipe", RecipeToJson(TestRecipe())},
              {"stack", "megatron"}, {"launcher", "sim"}, {"agent", "heuristic"},
              {"steps", json::array({json{{"id", "baseline"}, {"uses", "benchmark"}},
