@@ -1,7 +1,7 @@
 """Checks for launchers that run real processes (the local launcher): job records and orphans.
 
 The local launcher keeps one record directory per job, <campaign>/<launcher dir>/jobs/<name>/,
-in which the job wrapper (`attune job-exec`, engine/src/jobwrap/job_wrapper.h) writes
+in which the job wrapper (`attune local job-exec`, plugins/launchers/local/job_wrapper.h) writes
   start.json  right after it forked the job: wrapper_pid, job_pid, pgid, job_start_ticks, start_time
   end.json    once the job's leader has exited: state, exit_code, signal, start_time, end_time
 and holds wrapper.lock for its whole life. A killed engine does not take its wrappers down (they

@@ -60,7 +60,7 @@ class RealProcessChecks(unittest.TestCase):
         return d
 
     def fake_wrapper(self, record):
-        """A live process whose command line names `record`, as `attune job-exec --record` does."""
+        """A live process whose command line names `record`, as `attune local job-exec --record` does."""
         p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "--record", record])
         self.procs.append(p)
         time.sleep(0.05)

@@ -73,8 +73,6 @@ int RunLogParse(const std::vector<std::string>& args, Env& env);
 int RunLogTriage(const std::vector<std::string>& args, Env& env);
 int RunGateCheck(const std::vector<std::string>& args, Env& env);
 int RunProfileAnalyze(const std::vector<std::string>& args, Env& env);
-int RunJobExec(const std::vector<std::string>& args, Env& env);
-int RunHook(const std::vector<std::string>& args, Env& env);
 int RunData(const std::vector<std::string>& args, Env& env);
 int RunPluginCommand(const std::string& plugin, const std::vector<std::string>& args, Env& env);
 

@@ -3,9 +3,7 @@
 
 #include "cli/args.h"
 
-#ifdef ATTUNE_HAVE_GATE
 #include "gate/static_gate.h"
-#endif
 
 namespace attune::cli {
 
@@ -44,7 +42,6 @@ int RunGateCheck(const std::vector<std::string>& args, Env& env) {
     return ReportError(env, "gate check",
                        Status::InvalidArgument("need --stack NAME, BASE and CANDIDATE"), json);
   }
-#ifdef ATTUNE_HAVE_GATE
   auto base = LoadRecipeFile(files[0]);
   if (!base.ok()) return ReportError(env, "gate check", base.status(), json);
   auto candidate = LoadRecipeFile(files[1]);
@@ -65,12 +62,6 @@ int RunGateCheck(const std::vector<std::string>& args, Env& env) {
     *env.out << "changes: " << DescribeChanges(Diff(*base, *candidate)) << "\n";
   }
   return v.pass ? kExitOk : kExitFailed;
-#else
-  (void)ClusterFor;
-  return ReportError(env, "gate check", Status::Unimplemented(
-                                            "the gate is not built in this binary (target "
-                                            "attune_gate was missing at configure time)"), json);
-#endif
 }
 
 }  // namespace attune::cli

@@ -6,10 +6,8 @@
 
 #include "cli/args.h"
 
-#ifdef ATTUNE_HAVE_PROFILE
 #include "profile/breakdown_chart.h"
 #include "profile/profile.h"
-#endif
 
 namespace attune::cli {
 
@@ -77,7 +75,6 @@ int RunProfileAnalyze(const std::vector<std::string>& args, Env& env) {
   int code = 0;
   if (!p.Parse(args, env, &code)) return code;
   bool json = p.Has("json");
-#ifdef ATTUNE_HAVE_PROFILE
   if (!p.Has("traces")) {
     return ReportError(env, "profile analyze",
                        Status::InvalidArgument("give at least one trace file (see --help)"), json);
@@ -118,11 +115,6 @@ int RunProfileAnalyze(const std::vector<std::string>& args, Env& env) {
     profile::PrintReport(*report, *env.out);
   }
   return kExitOk;
-#else
-  return ReportError(env, "profile analyze",
-                     Status::Unimplemented("the profile analyser is not built in this binary"),
-                     json);
-#endif
 }
 
 }  // namespace attune::cli

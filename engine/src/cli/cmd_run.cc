@@ -8,9 +8,7 @@
 #include "log/dir_lock.h"
 #include "log/envelope.h"
 
-#ifdef ATTUNE_HAVE_STEPS
 #include "steps/campaign_runner.h"
-#endif
 
 namespace attune::cli {
 
@@ -102,7 +100,6 @@ int RunRun(const std::vector<std::string>& args, Env& env) {
   std::string dir = p.Has("dir") ? p.Get("dir") : DefaultDir(p.Get("workflow"));
   Status unlocked = CheckNotLocked(dir);
   if (!unlocked.ok()) return ReportError(env, "run", unlocked, json);
-#ifdef ATTUNE_HAVE_STEPS
   RunOptions options;
   options.workflow_path = p.Get("workflow");
   options.amend_workflow_path = p.Get("amend-workflow");
@@ -119,13 +116,6 @@ int RunRun(const std::vector<std::string>& args, Env& env) {
   options.attune_binary = env.binary;
   InstallStopHandlers();
   return RunCampaign(options);
-#else
-  (void)InstallStopHandlers;
-  return ReportError(env, "run", Status::Unimplemented(
-                                     "campaigns are not built in this binary (the steps layer, "
-                                     "target attune_steps, was missing at configure time)"),
-                     json);
-#endif
 }
 
 }  // namespace attune::cli

@@ -69,21 +69,6 @@ std::string Fingerprint(const LogParse& p) {
   return out;
 }
 
-ClusterInfo ClusterFor(const Recipe& r) {
-  ClusterInfo c;
-  c.devices_per_node = r.topology.gpus_per_node;
-  c.max_nodes = r.topology.nodes;
-  if (r.topology.gpu_type == "cpu") {
-    c.device_type = "cpu";
-    return c;
-  }
-  c.device_type = r.topology.gpu_type.empty() ? "H100" : r.topology.gpu_type;
-  c.device_memory_gib = 80;
-  c.peak_tflops = 989;
-  c.compute_capability_major = 9;
-  return c;
-}
-
 void AddClauses(ConformanceSuite& s, const Stack& stack, const std::string& name, const Recipe& recipe,
                 const ClusterInfo& cluster, size_t max_moves) {
   s.Run("describe", [&] {
@@ -226,7 +211,7 @@ int RunStackCheck(const std::vector<std::string>& args, Env& env) {
   if (!stack.ok()) return ReportError(env, "stack check", stack.status(), json);
   auto recipe = LoadRecipeFile(p.Get("recipe"));
   if (!recipe.ok()) return ReportError(env, "stack check", recipe.status(), json);
-  ClusterInfo cluster = ClusterFor(*recipe);
+  ClusterInfo cluster = ClusterForRecipe(*recipe);
   if (p.Has("cluster")) {
     auto text = ReadTextFile(p.Get("cluster"));
     if (!text.ok()) return ReportError(env, "stack check", text.status(), json);

@@ -4,9 +4,7 @@
 #include "cli/args.h"
 #include "log/event_log.h"
 
-#ifdef ATTUNE_HAVE_STEPS
 #include "steps/campaign_runner.h"
-#endif
 
 namespace attune::cli {
 
@@ -35,7 +33,6 @@ int RunStatus(const std::vector<std::string>& args, Env& env) {
   if (!p.Parse(args, env, &code)) return code;
   bool json = p.Has("json");
   if (!p.Has("dir")) return ReportError(env, "status", Status::InvalidArgument("missing DIR"), json);
-#ifdef ATTUNE_HAVE_STEPS
   auto status = CampaignStatusJson(p.Get("dir"));
   if (!status.ok()) return ReportError(env, "status", status.status(), json);
   if (json) {
@@ -43,16 +40,6 @@ int RunStatus(const std::vector<std::string>& args, Env& env) {
   } else {
     PrintCampaignStatus(*status, *env.out);
   }
-#else
-  auto status = LogOnlyStatus(p.Get("dir"));
-  if (!status.ok()) return ReportError(env, "status", status.status(), json);
-  if (json) {
-    *env.out << status->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  } else {
-    *env.out << "campaign " << (*status)["campaign_id"].get<std::string>() << ": "
-             << (*status)["events"] << " events (full status is not built in this binary)\n";
-  }
-#endif
   (void)LogOnlyStatus;
   return kExitOk;
 }

@@ -20,6 +20,7 @@ bool Strip(std::string* s, const char* tag) {
 }  // namespace
 
 std::string Fail(const std::string& why) { return kFailTag + why; }
+bool IsFail(const std::string& detail) { return detail.rfind(kFailTag, 0) == 0; }
 std::string Skip(const std::string& why) { return kSkipTag + why; }
 
 void ConformanceSuite::Run(const std::string& id, const std::function<std::string()>& body) {
@@ -64,6 +65,21 @@ int ReportSuite(Env& env, const std::string& kind, const std::string& name, cons
     *env.out << kind << " " << name << (all ? " keeps the contract\n" : " breaks the contract (FAIL lines above)\n");
   }
   return all ? kExitOk : 1;
+}
+
+ClusterInfo ClusterForRecipe(const Recipe& r) {
+  ClusterInfo c;
+  c.devices_per_node = r.topology.gpus_per_node;
+  c.max_nodes = r.topology.nodes;
+  if (r.topology.gpu_type == "cpu") {
+    c.device_type = "cpu";
+    return c;
+  }
+  c.device_type = r.topology.gpu_type.empty() ? "H100" : r.topology.gpu_type;
+  c.device_memory_gib = 80;
+  c.peak_tflops = 989;
+  c.compute_capability_major = 9;
+  return c;
 }
 
 }  // namespace attune::cli

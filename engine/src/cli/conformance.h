@@ -1,7 +1,7 @@
 // Copyright attune authors.
 //
 // The clause runner shared by the conformance suites (`attune stack check`, `attune launcher
-// check`): each clause is a function that says what held, or Fail(why), or Skip(why); an exception
+// check`, `attune agent check`): each clause is a function that says what held, or Fail(why), or Skip(why); an exception
 // escaping a plugin fails that clause. The report names every clause, exit 1 when one failed.
 #ifndef ATTUNE_ENGINE_CLI_CONFORMANCE_H_
 #define ATTUNE_ENGINE_CLI_CONFORMANCE_H_
@@ -25,6 +25,12 @@ struct ClauseResult {
 // What a clause body returns when the clause does not hold / does not apply.
 std::string Fail(const std::string& why);
 std::string Skip(const std::string& why);
+// True when a clause body's answer is a Fail(...).
+bool IsFail(const std::string& detail);
+
+// The cluster a recipe's topology describes, for suites that validate without a launcher: its
+// GPUs with H100 facts (80 GiB, 989 TFLOP/s, compute capability 9) unless gpu_type says "cpu".
+ClusterInfo ClusterForRecipe(const Recipe& recipe);
 
 class ConformanceSuite {
  public:

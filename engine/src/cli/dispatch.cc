@@ -37,12 +37,8 @@ const std::vector<Command>& Commands() {
       {"profile analyze", "profile analyze TRACE... [--json] [--top N] [--svg F] ...",
        "what PyTorch profiler traces say: per-rank breakdown, NCCL, launches, diagnosis",
        RunProfileAnalyze},
-      {"job-exec", "job-exec ARGS...", "run a job under attune's wrapper (used by launchers)",
-       RunJobExec},
       {"data", "data lengths|pack|encode DATA --tokenizer T ...",
        "token lengths of a JSONL dataset; pack it into Megatron's indexed format", RunData},
-      {"hook", "hook guard|stop ARGS...", "agent hooks (used by coding-agent integrations)",
-       RunHook},
   };
   return kCommands;
 }
@@ -60,7 +56,7 @@ void PrintHelp(std::ostream& out) {
         << c.summary << "\n";
   }
   out << "\nexit codes: 0 ok, 1 failed/refused, 2 usage or invalid input, 3 paused, "
-         "4 campaign locked or corrupt, 5 not built in this binary\n"
+         "4 campaign locked or corrupt, 5 not implemented (by this build or the plugin)\n"
          "docs: docs/cli.md\n";
 }
 

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -61,32 +62,61 @@ void Keep(const char* data, size_t n, size_t max, std::string* sink, size_t* dro
   *dropped += n - take;
 }
 
+// How long the pipes may stay open after the program exited, when its leftovers are killed (a
+// grandchild that left the process group could otherwise hold them open until the deadline).
+constexpr auto kExitGrace = std::chrono::seconds(2);
+
+// The state of one run between spawn and reaping.
+struct Run {
+  pid_t pid = 0;
+  bool exited = false;  // reaped; `status` holds its wait status
+  int status = 0;
+};
+
+// Reaps the program when it has exited (never blocks).
+void ReapIfExited(Run* run) {
+  if (!run->exited && waitpid(run->pid, &run->status, WNOHANG) == run->pid) run->exited = true;
+}
+
 // Writes `input` and reads both outputs until they close or the deadline passes. False: timeout.
-bool Exchange(Fds& fds, const std::string& input, size_t max, Clock::time_point deadline,
+// With `kill_leftovers`, the program's exit ends the run: its process group is killed and the
+// pipes get kExitGrace to reach end of file.
+bool Exchange(Fds& fds, const ProcessOptions& options, Clock::time_point deadline, Run* run,
               ProcessResult* r) {
+  const std::string& input = options.input;
   size_t written = 0;
   if (input.empty()) fds.Close(1);
   std::string* sinks[2] = {&r->out, &r->err};
   char buffer[16384];
+  Clock::time_point drain_until = Clock::time_point::max();
   while (fds.fd[2] >= 0 || fds.fd[4] >= 0) {
+    if (Clock::now() >= drain_until) return true;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
+    if (left.count() <= 0 && !run->exited) return false;
+    constexpr std::chrono::milliseconds kTick(100);  // how often a killed-leftovers run checks the exit
+    auto wait = run->exited ? kTick : options.kill_leftovers ? std::min(left, kTick) : left;
     pollfd p[3] = {{fds.fd[2], POLLIN, 0}, {fds.fd[4], POLLIN, 0}, {fds.fd[1], POLLOUT, 0}};
-    int ready = poll(p, 3, static_cast<int>(left.count()));
-    if (ready <= 0) continue;  // EINTR or the deadline: the loop checks again
-    for (int i = 0; i < 2; ++i) {
+    int ready = poll(p, 3, static_cast<int>(std::max<long>(wait.count(), 0)));
+    for (int i = 0; ready > 0 && i < 2; ++i) {
       if (p[i].fd < 0 || p[i].revents == 0) continue;
       ssize_t n = read(p[i].fd, buffer, sizeof buffer);
       if (n > 0) {
-        Keep(buffer, static_cast<size_t>(n), max, sinks[i], &r->dropped);
+        Keep(buffer, static_cast<size_t>(n), options.max_output, sinks[i], &r->dropped);
       } else if (n == 0 || errno != EINTR) {
         fds.Close(2 + 2 * i);
       }
     }
-    if (p[2].fd >= 0 && p[2].revents != 0) {
+    if (ready > 0 && p[2].fd >= 0 && p[2].revents != 0) {
       ssize_t n = write(p[2].fd, input.data() + written, input.size() - written);
       if (n > 0) written += static_cast<size_t>(n);
       if ((n < 0 && errno != EINTR && errno != EAGAIN) || written == input.size()) fds.Close(1);
+    }
+    if (options.kill_leftovers && !run->exited) {
+      ReapIfExited(run);
+      if (run->exited) {
+        kill(-run->pid, SIGKILL);
+        drain_until = Clock::now() + kExitGrace;
+      }
     }
   }
   return true;
@@ -141,13 +171,15 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, const Pro
   ProcessResult result;
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(options.timeout_s));
-  if (!Exchange(fds, options.input, options.max_output, deadline, &result)) {
+  Run run{pid};
+  if (!Exchange(fds, options, deadline, &run, &result)) {
     result.timed_out = true;
     kill(-pid, SIGKILL);
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (!run.exited && waitpid(pid, &run.status, 0) < 0 && errno == EINTR) {
   }
+  if (options.kill_leftovers) kill(-pid, SIGKILL);
+  int status = run.status;
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

@@ -9,7 +9,10 @@
 #include <sstream>
 
 #include "attune/recipe.h"
+#include "attune/agentkit/continuation.h"
+#include "attune/agentkit/guard.h"
 #include "attune/support/json_schema.h"
+#include "attune/support/module_path.h"
 #include "options_schema.h"
 
 namespace attune::agents {
@@ -144,17 +147,26 @@ Result<ClaudeCodeConfig> ParseConfig(const PluginContext& context) {
   return c;
 }
 
+std::vector<std::string> HookCommandPrefix(const ClaudeCodeConfig& c) {
+  std::vector<std::string> prefix = {c.attune_binary};
+  std::string here = support::ThisModuleDir();  // where this plugin's library is
+  if (!here.empty()) prefix.insert(prefix.end(), {"--plugin-path", here});
+  prefix.push_back("claude-code");
+  return prefix;
+}
+
 json HookSettings(const ClaudeCodeConfig& c) {
-  std::vector<std::string> guard = {c.attune_binary, "hook",     "guard",        "--campaign-dir",
-                                    c.campaign_dir,  "--attune", c.attune_binary};
-  if (!c.k8s_namespace.empty()) {
-    guard.push_back("--namespace");
-    guard.push_back(c.k8s_namespace);
-  }
-  std::vector<std::string> stop = {
-      c.attune_binary,  "hook",         "stop",
-      "--campaign-dir", c.campaign_dir, "--attune",
-      c.attune_binary,  "--cap",        std::to_string(c.stop_hook_cap)};
+  agentkit::GuardConfig guard_config;
+  guard_config.campaign_dir = c.campaign_dir;
+  guard_config.attune_binary = c.attune_binary;
+  guard_config.k8s_namespace = c.k8s_namespace;
+  std::vector<std::string> guard = HookCommandPrefix(c);
+  guard.push_back("guard");
+  for (std::string& a : agentkit::GuardArgs(guard_config)) guard.push_back(std::move(a));
+  agentkit::ContinuationConfig stop_config{c.campaign_dir, c.attune_binary, c.stop_hook_cap};
+  std::vector<std::string> stop = HookCommandPrefix(c);
+  stop.push_back("stop");
+  for (std::string& a : agentkit::ContinuationArgs(stop_config)) stop.push_back(std::move(a));
   json pre = {
       {"matcher", "*"},
       {"hooks",
@@ -218,12 +230,12 @@ std::vector<std::pair<std::string, std::string>> ChildEnvironment(const ClaudeCo
   return env;
 }
 
-ClaudeRun ReadRun(const ProcessResult& p) {
+ClaudeRun ReadRun(const support::ProcessResult& p) {
   ClaudeRun r;
   json j = json::parse(p.out, nullptr, false);
   if (!j.is_object()) {
     r.error = "the CLI did not print a JSON result (exit code " + std::to_string(p.exit_code) +
-              (p.term_signal ? ", signal " + std::to_string(p.term_signal) : "") +
+              (p.signal ? ", signal " + std::to_string(p.signal) : "") +
               "); stderr: " + Tail(p.err, 600) + "; stdout: " + Tail(p.out, 300);
     return r;
   }

@@ -15,7 +15,7 @@
 
 #include "attune/plugin.h"
 #include "attune/status.h"
-#include "subprocess.h"
+#include "attune/support/process.h"
 
 namespace attune::agents {
 
@@ -37,7 +37,7 @@ struct ClaudeCodeConfig {
   std::string permission_mode = "default";                            // `permission_mode:`
   std::vector<std::string> tools = {"Bash", "Read", "Grep", "Glob"};  // `tools:` sent to the model
   // Context, not from `with:`.
-  std::string attune_binary;  // hooks run `<attune_binary> hook guard|stop`
+  std::string attune_binary;  // hooks run `<attune_binary> claude-code guard|stop`
   std::string campaign_dir;
   std::string data_dir;
 };
@@ -60,8 +60,12 @@ struct ClaudeCall {
 // The argv (no shell): claude -p <prompt> --output-format json --max-turns N --settings <json> ...
 std::vector<std::string> BuildArgv(const ClaudeCodeConfig& config, const ClaudeCall& call);
 
-// The --settings JSON: PreToolUse -> `attune hook guard`, Stop -> `attune hook stop`.
+// The --settings JSON: PreToolUse -> `attune claude-code guard`, Stop -> `attune claude-code stop`
+// (this plugin's own commands, claude_hooks.h), each told where this plugin lives.
 nlohmann::json HookSettings(const ClaudeCodeConfig& config);
+// The words before `guard`/`stop` in those commands: <attune> [--plugin-path <this plugin's
+// folder>] claude-code.
+std::vector<std::string> HookCommandPrefix(const ClaudeCodeConfig& config);
 
 // The child's environment overrides (telemetry off, retries bounded, `env:` last).
 std::vector<std::pair<std::string, std::string>> ChildEnvironment(const ClaudeCodeConfig& config);
@@ -79,7 +83,7 @@ struct ClaudeRun {
   std::string error;  // why not ok: exit code, is_error text, stderr tail
 };
 
-ClaudeRun ReadRun(const ProcessResult& process);
+ClaudeRun ReadRun(const support::ProcessResult& process);
 
 }  // namespace attune::agents
 

@@ -2,11 +2,13 @@
 #include "claude_code_agent.h"
 
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <utility>
 
-#include "prompt_builder.h"
-#include "proposal_parser.h"
+#include "attune/agentkit/prompt.h"
+#include "attune/agentkit/proposal.h"
+#include "claude_hooks.h"
 
 namespace attune::agents {
 namespace {
@@ -45,8 +47,8 @@ Proposal BudgetSpent(double spent, double limit) {
 
 // The proposal in `text` when it parses and is legal for `view`; otherwise the error for the model.
 Result<Proposal> UsableAnswer(const CampaignView& view, const std::string& text) {
-  ATTUNE_ASSIGN_OR_RETURN(Proposal p, ParseAnswer(text));
-  ATTUNE_RETURN_IF_ERROR(ValidateProposal(view, &p));
+  ATTUNE_ASSIGN_OR_RETURN(Proposal p, agentkit::ParseAnswer(text));
+  ATTUNE_RETURN_IF_ERROR(agentkit::ValidateProposal(view, &p));
   return p;
 }
 
@@ -117,12 +119,14 @@ Result<ClaudeRun> ClaudeCodeAgent::RunOnce(const ClaudeCall& call, const std::st
     return Status::DeadlineExceeded(
         "claude-code: no time left of timeout_s=" + std::to_string(config_.timeout_s) + " s");
   }
-  ProcessSpec spec;
-  spec.argv = BuildArgv(config_, call);
-  spec.env = MergedEnvironment(ChildEnvironment(config_));
-  spec.cwd = cwd;
-  spec.timeout_s = left;
-  ATTUNE_ASSIGN_OR_RETURN(ProcessResult p, RunProcess(spec));
+  support::ProcessOptions options;
+  options.env = ChildEnvironment(config_);
+  options.cwd = cwd;
+  options.timeout_s = left;
+  options.max_output = 64u << 20;  // per stream; a CLI's answer is far smaller
+  options.kill_leftovers = true;   // background processes of the agent's tools end with it
+  ATTUNE_ASSIGN_OR_RETURN(support::ProcessResult p,
+                          support::RunProcess(BuildArgv(config_, call), options));
   if (p.timed_out) {
     return Status::DeadlineExceeded(
         "claude-code: the CLI did not answer within timeout_s=" +
@@ -177,13 +181,13 @@ Result<Proposal> ClaudeCodeAgent::Propose(const CampaignView& view) {
                                      std::chrono::duration<double>(config_.timeout_s));
   Attempt attempt;
   std::string session = config_.resume ? LastSessionId(view) : "";
-  ClaudeCall ask = NewCall(BuildProposalPrompt(view), session, budget_left);
+  ClaudeCall ask = NewCall(agentkit::BuildProposalPrompt(view), session, budget_left);
   ATTUNE_ASSIGN_OR_RETURN(ClaudeRun run, RunWithRetries(ask, cwd, deadline, &attempt));
   auto proposal = UsableAnswer(view, run.result);
   if (!proposal.ok()) {
     std::string first = proposal.status().message();
     Log(LogLevel::kWarn, "claude-code: invalid answer, asking once more: " + first);
-    ClaudeCall retry = NewCall(BuildRetryPrompt(first), run.session_id, budget_left);
+    ClaudeCall retry = NewCall(agentkit::BuildRetryPrompt(first), run.session_id, budget_left);
     ATTUNE_ASSIGN_OR_RETURN(run, RunWithRetries(retry, cwd, deadline, &attempt));
     proposal = UsableAnswer(view, run.result);
     if (!proposal.ok()) {
@@ -198,6 +202,17 @@ Result<Proposal> ClaudeCodeAgent::Propose(const CampaignView& view) {
       {"calls", attempt.calls},         {"permission_denials", attempt.permission_denials},
       {"model", config_.model},         {"resumed_session", !session.empty()}};
   return proposal;
+}
+
+std::vector<PluginCommand> ClaudeCodeAgent::Commands() const {
+  return {{"guard", "the PreToolUse hook: judges one tool call against the campaign's guard policy"},
+          {"stop", "the Stop hook: keeps the agent working while the campaign has budget left"}};
+}
+
+int ClaudeCodeAgent::RunCommand(const std::string& command, const std::vector<std::string>& args,
+                                std::ostream& out, std::ostream& err) {
+  if (command != "guard" && command != "stop") return Agent::RunCommand(command, args, out, err);
+  return RunClaudeHook(command, args, std::cin, out, err);
 }
 
 Result<std::unique_ptr<Plugin>> CreateClaudeCodeAgent(const PluginContext& context) {

@@ -6,12 +6,12 @@
 // Per Propose:
 //  1. If `max_budget_usd` is set and the cost recorded in the history's agent_meta reaches it,
 //     answer done (with the reason) without calling the CLI.
-//  2. Run the CLI with the prompt (prompt_builder.h), resuming the last recorded session when the
+//  2. Run the CLI with the prompt (attune/agentkit/prompt.h), resuming the last recorded session when the
 //     history carries one. A failed run (non-zero exit, is_error, no JSON) is retried up to
 //     `retries` times (a failed resume falls back to a fresh session). All runs share one
 //     wall-clock limit, `timeout_s`: past it the process group is killed and Propose fails with
 //     kDeadlineExceeded.
-//  3. Parse and validate the answer (proposal_parser.h). An invalid answer gets ONE follow-up in
+//  3. Parse and validate the answer (attune/agentkit/proposal.h). An invalid answer gets ONE follow-up in
 //     the same session (--resume) carrying the error; a second invalid answer is a failure
 //     (kInvalidArgument).
 //  4. meta: agent, session_id, num_turns, total_cost_usd (summed over this proposal's runs), calls,
@@ -35,6 +35,10 @@ class ClaudeCodeAgent : public Agent {
 
   std::string Name() const override { return "claude-code"; }
   Result<Proposal> Propose(const CampaignView& view) override;
+  // `attune claude-code guard|stop ARGS...`: the CLI's PreToolUse and Stop hooks (claude_hooks.h).
+  std::vector<PluginCommand> Commands() const override;
+  int RunCommand(const std::string& command, const std::vector<std::string>& args,
+                 std::ostream& out, std::ostream& err) override;
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -7,8 +7,8 @@
 //                 new launcher object can answer Poll/ReadLog for a job an older one started.
 //   spawn.json    written by the launcher right after it started the wrapper: {"wrapper_pid",
 //                 "wrapper_start_ticks"}; tells "the wrapper is still starting" from "never started".
-//   wrapper.lock, start.json, end.json   written by the job wrapper (`attune job-exec`); the format
-//                 is specified in engine/src/jobwrap/job_wrapper.h.
+//   wrapper.lock, start.json, end.json   written by the job wrapper (`attune local job-exec`); the
+//                 format is specified in job_wrapper.h.
 //
 // From these files alone a job is:
 //   no submit.json                         → unknown (never submitted)
@@ -30,14 +30,15 @@
 
 #include "attune/launcher.h"
 #include "attune/status.h"
+#include "job_wrapper.h"
 
 namespace attune::local {
 
 inline constexpr char kSubmitFile[] = "submit.json";
 inline constexpr char kSpawnFile[] = "spawn.json";
-inline constexpr char kLockFile[] = "wrapper.lock";  // same names as attune::jobwrap
-inline constexpr char kStartFile[] = "start.json";
-inline constexpr char kEndFile[] = "end.json";
+using jobwrap::kEndFile;  // the wrapper's record files (job_wrapper.h)
+using jobwrap::kLockFile;
+using jobwrap::kStartFile;
 
 // Temp file + fsync + rename + directory fsync.
 Status WriteJsonAtomically(const std::string& path, const nlohmann::json& value);

@@ -20,6 +20,8 @@
 #include <thread>
 
 #include "attune/support/json_schema.h"
+#include "attune/support/module_path.h"
+#include "job_wrapper.h"
 #include "job_records.h"
 #include "options_schema.h"
 #include "spawn.h"
@@ -123,7 +125,7 @@ Result<LocalOptions> OptionsFromContext(const PluginContext& context) {
   std::string binary = context.attune_binary;
   if (binary.empty() && std::getenv("ATTUNE_BIN")) binary = std::getenv("ATTUNE_BIN");
   std::vector<std::string> fallback;
-  if (!binary.empty()) fallback = {binary, "job-exec"};
+  if (!binary.empty()) fallback = DefaultWrapper(binary);
   ATTUNE_ASSIGN_OR_RETURN(o.wrapper, ConfigValue<std::vector<std::string>>(c, "wrapper", fallback));
   ATTUNE_ASSIGN_OR_RETURN(o.device_type, ConfigValue<std::string>(c, "device_type", "cpu"));
   if (o.device_type != "cpu" && o.device_type != "gpu") {
@@ -192,7 +194,7 @@ Status LocalLauncher::ValidateSpec(const JobSpec& spec) const {
     return Status::FailedPrecondition(
         "local launcher: no job wrapper to run; the host gives the attune binary's path, or set "
         "ATTUNE_BIN=/path/to/attune, or the launcher option wrapper: [\"/path/to/attune\", "
-        "\"job-exec\"]");
+        "\"--plugin-path\", \"/path/to/plugins\", \"local\", \"job-exec\"]");
   }
   if (spec.devices < 1 || spec.devices > options_.devices_per_node) {
     return Status::InvalidArgument(
@@ -348,6 +350,25 @@ Status LocalLauncher::Cancel(const std::string& name) {
   return Status::DeadlineExceeded("local launcher: job '" + name + "' was sent SIGTERM but is " +
                                   "still " + JobStateName(status.state) + " after " +
                                   FormatNumber(options_.grace_s + 5) + " s; poll it again");
+}
+
+std::vector<std::string> DefaultWrapper(const std::string& attune_binary) {
+  std::vector<std::string> wrapper = {attune_binary};
+  std::string here = support::ThisModuleDir();
+  if (!here.empty()) wrapper.insert(wrapper.end(), {"--plugin-path", here});
+  wrapper.insert(wrapper.end(), {"local", "job-exec"});
+  return wrapper;
+}
+
+std::vector<PluginCommand> LocalLauncher::Commands() const {
+  return {{"job-exec", "run one job under the wrapper that records its start and end (used by "
+                       "this launcher; see job_wrapper.h)"}};
+}
+
+int LocalLauncher::RunCommand(const std::string& command, const std::vector<std::string>& args,
+                              std::ostream& out, std::ostream& err) {
+  if (command != "job-exec") return Launcher::RunCommand(command, args, out, err);
+  return jobwrap::RunJobWrapper(args);
 }
 
 Result<std::unique_ptr<Plugin>> CreateLocalLauncher(const PluginContext& context) {

@@ -1,7 +1,8 @@
 // Copyright attune authors.
 //
 // The local launcher: runs each job as a process group on this machine, under the job wrapper
-// (`attune job-exec`, engine/src/jobwrap/job_wrapper.h), which records start and end atomically.
+// (`attune local job-exec`, this plugin's command, job_wrapper.h), which records start and end
+// atomically.
 // Everything a launcher needs to answer for a job lives in <state_dir>/jobs/<name>/ (see
 // job_records.h), so a launcher object created after an engine crash finds, polls, reads and
 // cancels jobs started by an earlier one.
@@ -14,8 +15,9 @@
 // Options (the workflow's `with:` for the launcher; JobSpec.options may override the per-job ones
 // marked *):
 //   state_dir         where job records live (default <campaign_dir>/launcher-local)
-//   wrapper           command that runs the wrapper, e.g. ["/usr/bin/attune", "job-exec"]
-//                     (default: [PluginContext.attune_binary or $ATTUNE_BIN, "job-exec"])
+//   wrapper           command that runs the wrapper (default: [<attune>, --plugin-path, <the folder
+//                     of this plugin's library>, local, job-exec], <attune> being
+//                     PluginContext.attune_binary or $ATTUNE_BIN)
 //   device_type       "cpu" (default) or "gpu"
 //   devices_per_node  default: the number of online CPUs
 //   grace_s*          seconds between SIGTERM and SIGKILL at the time limit or cancel (default 10)
@@ -67,6 +69,10 @@ class LocalLauncher : public Launcher {
   Status Cancel(const std::string& name) override;
   double PollIntervalSeconds() const override { return options_.poll_interval_s; }
   double Now() const override;
+  // `attune local job-exec ARGS...`: the job wrapper (job_wrapper.h).
+  std::vector<PluginCommand> Commands() const override;
+  int RunCommand(const std::string& command, const std::vector<std::string>& args,
+                 std::ostream& out, std::ostream& err) override;
 
   // The record directory of a job (exists once it was submitted).
   std::string RecordDir(const std::string& name) const;
@@ -82,6 +88,10 @@ class LocalLauncher : public Launcher {
   LocalOptions options_;
   std::map<std::string, pid_t> children_;  // wrappers this object started, to reap them
 };
+
+// The default `wrapper` option for an attune executable: [attune, --plugin-path, <this plugin's
+// folder>, local, job-exec] (without the --plugin-path pair when the folder is unknown).
+std::vector<std::string> DefaultWrapper(const std::string& attune_binary);
 
 // The plugin factory.
 Result<std::unique_ptr<Plugin>> CreateLocalLauncher(const PluginContext& context);

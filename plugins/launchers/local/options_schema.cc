@@ -19,7 +19,7 @@ const char kOptionsSchema[] = R"json({
         "type": "string"
       },
       "minItems": 1,
-      "description": "the command jobs run under (default: [<attune>, job-exec])"
+      "description": "the command jobs run under (default: [<attune>, --plugin-path, <this plugin's folder>, local, job-exec])"
     },
     "device_type": {
       "enum": [

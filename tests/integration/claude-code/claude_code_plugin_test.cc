@@ -7,12 +7,12 @@
 
 #include "claude_cli.h"
 #include "claude_code_agent.h"
-#include "prompt_builder.h"
-#include "proposal_parser.h"
-#include "subprocess.h"
+#include "attune/agentkit/prompt.h"
+#include "attune/agentkit/proposal.h"
 
 using namespace attune;
 using namespace attune::agents;
+using namespace attune::agentkit;
 using nlohmann::json;
 
 namespace {
@@ -130,7 +130,7 @@ TEST_CASE("the prompt carries what the agent needs to decide", "[claude-code][pr
   c.base_id = "baseline";
   c.changes = {{"--micro-batch-size", "1", "4"}};
   c.outcome = "failed";
-  c.failure = Failure{FailureKind::kOom, "cuda_oom", "CUDA out of memory", 12, "lower mbs", false};
+  c.failure = Failure{FailureKind::kOom, "cuda_oom", "CUDA out of memory", 12, "lower mbs", false, ""};
   v.history.push_back(c);
   std::string p = BuildProposalPrompt(v);
   for (const char* needle :
@@ -182,11 +182,13 @@ TEST_CASE("the command line puts the prompt first and carries the hooks", "[clau
   CHECK(has("--tools", "Bash,Read,Grep,Glob"));
   json settings = HookSettings(c);
   std::string guard = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"];
-  CHECK(guard ==
-        "'/opt/attune bin/attune' hook guard --campaign-dir '/c d' --attune '/opt/attune "
-        "bin/attune' --namespace tune");
+  // This plugin's own command, with the folder it was loaded from (here: the test executable's).
+  CHECK(guard.rfind("'/opt/attune bin/attune' --plugin-path ", 0) == 0);
+  CHECK(Contains(guard,
+                 " claude-code guard --campaign-dir '/c d' --attune '/opt/attune bin/attune' "
+                 "--namespace tune"));
   std::string stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"];
-  CHECK(Contains(stop, "hook stop --campaign-dir '/c d'"));
+  CHECK(Contains(stop, " claude-code stop --campaign-dir '/c d'"));
   CHECK(Contains(stop, "--cap 3"));
 }
 
@@ -197,7 +199,7 @@ TEST_CASE("the child environment turns telemetry off and bounds retries", "[clau
   auto get = [&](const std::string& k) {
     std::string v;
     for (auto& [a, b] : env)
-      if (a == k) v = b;  // the last one wins, as in MergedEnvironment
+      if (a == k) v = b;  // the last one wins, as in support::RunProcess
     return v;
   };
   CHECK(get("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC") == "1");
@@ -228,7 +230,7 @@ TEST_CASE("configuration errors name the key", "[claude-code][config]") {
 }
 
 TEST_CASE("CLI results are read, errors included", "[claude-code][cli]") {
-  ProcessResult ok;
+  support::ProcessResult ok;
   ok.exit_code = 0;
   ok.out =
       R"J({"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"R","session_id":"s","total_cost_usd":0.002,"permission_denials":[{"tool_name":"Bash"}]})J";
@@ -237,7 +239,7 @@ TEST_CASE("CLI results are read, errors included", "[claude-code][cli]") {
   CHECK(r.result == "R");
   CHECK(r.num_turns == 2);
   CHECK(r.permission_denials == 1);
-  ProcessResult turns;
+  support::ProcessResult turns;
   turns.exit_code = 1;
   turns.out =
       R"J({"type":"result","subtype":"error_max_turns","is_error":true,"errors":["Reached maximum number of turns (1)"],"session_id":"s"})J";
@@ -245,11 +247,11 @@ TEST_CASE("CLI results are read, errors included", "[claude-code][cli]") {
   CHECK_FALSE(t.ok);
   CHECK(Contains(t.error, "error_max_turns"));
   CHECK(Contains(t.error, "Reached maximum number of turns"));
-  ProcessResult api;
+  support::ProcessResult api;
   api.exit_code = 1;
   api.out = R"J({"subtype":"success","is_error":true,"result":"API Error: 500 scripted"})J";
   CHECK(Contains(ReadRun(api).error, "API Error: 500"));
-  ProcessResult junk;
+  support::ProcessResult junk;
   junk.exit_code = 1;
   junk.err = "boom";
   CHECK(Contains(ReadRun(junk).error, "stderr: boom"));
@@ -266,39 +268,3 @@ TEST_CASE("recorded cost and session come from the history", "[claude-code]") {
   CHECK(LastSessionId(v) == "s2");
 }
 
-TEST_CASE("a process that outlives its timeout is killed with its children",
-          "[claude-code][process]") {
-  ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", "sleep 30 & sleep 30; echo never"};
-  spec.env = MergedEnvironment({});
-  spec.timeout_s = 1;
-  auto start = std::chrono::steady_clock::now();
-  auto r = RunProcess(spec);
-  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  REQUIRE(r.ok());
-  CHECK(r->timed_out);
-  CHECK(took < 5);
-  CHECK(r->out.empty());
-}
-
-TEST_CASE("a process's output, exit code and working directory", "[claude-code][process]") {
-  ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", "pwd; echo err >&2; exit 3"};
-  spec.env = MergedEnvironment({{"X", "1"}});
-  spec.cwd = "/tmp";
-  auto r = RunProcess(spec);
-  REQUIRE(r.ok());
-  CHECK(r->exit_code == 3);
-  CHECK(r->out == "/tmp\n");
-  CHECK(r->err == "err\n");
-  spec.argv = {"/no/such/binary"};
-  CHECK(Contains(RunProcess(spec).status().message(), "cannot start '/no/such/binary'"));
-  // A background child holding the pipe does not keep RunProcess waiting.
-  spec.argv = {"/bin/sh", "-c", "sleep 20 & echo started"};
-  spec.cwd = "";
-  auto start = std::chrono::steady_clock::now();
-  auto bg = RunProcess(spec);
-  REQUIRE(bg.ok());
-  CHECK(bg->out == "started\n");
-  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 5);
-}

@@ -1,20 +1,23 @@
 // Copyright attune authors.
 //
-// A stand-in for the `attune` binary in the claude-code integration tests, until the CLI is
-// available: `hook guard|stop ARGS` runs the real hooks (RunHook); `status DIR --json` prints
+// A stand-in for the `attune` binary in the claude-code integration tests:
+// `[--plugin-path DIR] claude-code guard|stop ARGS` runs the plugin's real hooks (RunClaudeHook),
+// as `attune` would through the plugin's command table; `status DIR --json` prints
 // DIR/test_status.json, which the test writes (exit 1 when missing).
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "hooks/hooks.h"
+#include "claude_hooks.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() >= 2 && args[0] == "hook") {
-    return attune::RunHook(args[1], std::vector<std::string>(args.begin() + 2, args.end()),
-                           std::cin, std::cout, std::cerr);
+  if (args.size() >= 2 && args[0] == "--plugin-path") args.erase(args.begin(), args.begin() + 2);
+  if (args.size() >= 2 && args[0] == "claude-code") {
+    return attune::agents::RunClaudeHook(
+        args[1], std::vector<std::string>(args.begin() + 2, args.end()), std::cin, std::cout,
+        std::cerr);
   }
   if (args.size() >= 2 && args[0] == "status") {
     std::ifstream f(args[1] + "/test_status.json");
@@ -25,6 +28,7 @@ int main(int argc, char** argv) {
     std::cout << f.rdbuf();
     return 0;
   }
-  std::cerr << "attune (test stand-in): supports only `hook ...` and `status DIR --json`\n";
+  std::cerr << "attune (test stand-in): supports only `claude-code guard|stop ...` and "
+               "`status DIR --json`\n";
   return 2;
 }

@@ -1,12 +1,12 @@
 // Copyright attune authors.
 //
-// A stand-in for `attune job-exec` in tests: `local_jobwrap_runner job-exec ARGS...` runs the same
+// A stand-in for `attune local job-exec` in tests: `local_jobwrap_runner job-exec ARGS...` runs the same
 // library function the CLI exposes.
 
 #include <string>
 #include <vector>
 
-#include "jobwrap/job_wrapper.h"
+#include "job_wrapper.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -1,6 +1,6 @@
 // Copyright attune authors.
 //
-// The job wrapper run standalone (as `attune job-exec` would be): usage errors, records, and the
+// The job wrapper run standalone (as `attune local job-exec` would be): usage errors, records, and the
 // guarantee that one record runs its job at most once.
 
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "jobwrap/job_wrapper.h"
+#include "job_wrapper.h"
 #include "local_test_util.h"
 
 namespace attune::local::testing {
@@ -73,15 +73,6 @@ TEST_CASE("a program that cannot be executed is recorded as a failure with the r
   auto end = nlohmann::json::parse(ReadText(record + "/end.json"));
   CHECK(end["state"] == "failed");
   CHECK_THAT(end["reason"].get<std::string>(), Catch::Contains("cannot execute '/nonexistent/prog'"));
-}
-
-TEST_CASE("records are replaced atomically", "[jobwrap]") {
-  ScratchDir dir;
-  REQUIRE(jobwrap::WriteFileAtomically(dir.File("r.json"), "{\"a\":1}").ok());
-  REQUIRE(jobwrap::WriteFileAtomically(dir.File("r.json"), "{\"a\":2}").ok());
-  CHECK(ReadText(dir.File("r.json")) == "{\"a\":2}");
-  CHECK(jobwrap::WriteFileAtomically(dir.File("missing/r.json"), "{}").code() ==
-        StatusCode::kIoError);
 }
 
 }  // namespace

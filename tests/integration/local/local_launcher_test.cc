@@ -293,7 +293,12 @@ TEST_CASE("options come from the plugin context with clear errors", "[local]") {
   Result<LocalOptions> options = OptionsFromContext(context);
   REQUIRE(options.ok());
   CHECK(options->state_dir == "/tmp/campaign-x/launcher-local");
-  CHECK(options->wrapper == std::vector<std::string>{"/opt/attune/bin/attune", "job-exec"});
+  CHECK(options->wrapper == DefaultWrapper("/opt/attune/bin/attune"));
+  REQUIRE(options->wrapper.size() == 5);  // attune --plugin-path DIR local job-exec
+  CHECK(options->wrapper[0] == "/opt/attune/bin/attune");
+  CHECK(options->wrapper[1] == "--plugin-path");
+  CHECK(std::vector<std::string>(options->wrapper.end() - 2, options->wrapper.end()) ==
+        std::vector<std::string>{"local", "job-exec"});
   CHECK(LocalLauncher(*options).Cluster().device_type == "cpu");
 
   context.config = {{"grace_s", "soon"}};

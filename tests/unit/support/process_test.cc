@@ -87,3 +87,29 @@ TEST_CASE("RunProcess says when a program cannot be started", "[support][process
 
 }  // namespace
 }  // namespace attune::support
+
+namespace attune::support {
+namespace {
+
+TEST_CASE("RunProcess with kill_leftovers ends when the program exits", "[support][process]") {
+  ProcessOptions o;
+  o.timeout_s = 30;
+  o.kill_leftovers = true;
+  // A background child keeps stdout open; without kill_leftovers the run would last 20 s.
+  auto r = RunProcess({"/bin/sh", "-c", "sleep 20 & echo started; exit 4"}, o);
+  REQUIRE(r.ok());
+  CHECK(r->out == "started\n");
+  CHECK(r->exit_code == 4);
+  CHECK_FALSE(r->timed_out);
+  CHECK(r->seconds < 10);
+  // A program that outlives the deadline is still killed, with its children.
+  o.timeout_s = 1;
+  auto hung = RunProcess({"/bin/sh", "-c", "sleep 30 & sleep 30; echo never"}, o);
+  REQUIRE(hung.ok());
+  CHECK(hung->timed_out);
+  CHECK(hung->out.empty());
+  CHECK(hung->seconds < 10);
+}
+
+}  // namespace
+}  // namespace attune::support

@@ -28,6 +28,10 @@ struct ProcessOptions {
   bool clear_environment = false;
   std::string cwd;             // empty: attune's working directory
   size_t max_output = 0;       // per stream; 0: unlimited. Past it, output is read and dropped
+  // The program's exit ends the run: what is left of its process group (background children of
+  // an agent's tools) is killed, and the pipes get 2 s more to reach end of file. Without it, a
+  // background child that keeps stdout open keeps the run going until it exits or the deadline.
+  bool kill_leftovers = false;
 };
 
 struct ProcessResult {
