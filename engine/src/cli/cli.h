@@ -67,6 +67,7 @@ int RunPlugins(const std::vector<std::string>& args, Env& env);
 int RunStackShow(const std::vector<std::string>& args, Env& env);
 int RunStackCheck(const std::vector<std::string>& args, Env& env);
 int RunLauncherCheck(const std::vector<std::string>& args, Env& env);
+int RunAgentCheck(const std::vector<std::string>& args, Env& env);
 int RunRecipeImport(const std::vector<std::string>& args, Env& env);
 int RunRecipeLaunch(const std::vector<std::string>& args, Env& env);
 int RunLogParse(const std::vector<std::string>& args, Env& env);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The conformance suites (`attune stack check`, `attune launcher check`), on the in-tree plugins
+"""The conformance suites (`attune stack check`, `attune launcher check`, `attune agent check`), on the in-tree plugins
 and on themselves.
 
 1. Every in-tree stack keeps the contract on the shipped example recipes (and an AutoModel recipe
@@ -11,6 +11,9 @@ and on themselves.
    own tests, which start the cluster or the API server double), and a test launcher with one
    defect at a time (ATTUNE_TESTLAUNCHER_DEFECT, tests/plugins/defective_launcher_plugin.cc, the
    real local launcher behind the defect) is refused by clause.
+4. The heuristic, random and grid agents keep the agent contract (`attune agent check`), and a test
+   agent with one defect at a time (ATTUNE_TESTAGENT_DEFECT, tests/plugins/defective_agent_plugin.cc)
+   is refused by clause.
 
     conformance_test.py --attune BUILD/bin/attune --test-plugins BUILD/test-plugins --source SRC
 """
@@ -212,6 +215,86 @@ def launcher_defects(args):
         print(f'  defect {defect:22} -> {failed}: {detail[:100]}', flush=True)
 
 
+AGENT_CLAUSES = ['create', 'propose.first', 'proposal.record', 'propose.after-refusal', 'propose.after-failure',
+                 'propose.new-leader', 'propose.restart', 'propose.nothing-left', 'answers.time']
+
+# defect -> (the clauses that must fail, words the first one's message must hold).
+AGENT_DEFECTS = {
+    'throws': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
+                'propose.restart', 'propose.nothing-left'], 'Propose threw: testagent: thrown on purpose'),
+    'hangs': (['propose.first', 'answers.time'], 'did not return within 2 s'),
+    'meta_array': (['proposal.record'], 'meta is not a JSON object'),
+    # From the new leader the first legal move is another one: only the other three repeat it.
+    'repeats': (['propose.after-refusal', 'propose.after-failure', 'propose.restart'],
+                'again although the gate refused it'),
+    'never_done': (['propose.nothing-left'], 'with no levers and no legal moves it proposed'),
+    'done_with_changes': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
+                           'propose.restart'], 'answered done but also carries changes'),
+    'stale_from': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
+                    'propose.restart'], 'says it is stale-value'),
+    'wrong_value': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
+                     'propose.restart'], 'are not one legal move of the view'),
+    'two_levers': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
+                    'propose.restart'], 'one lever per candidate'),
+    'no_restart': (['propose.restart'], 'a second object was not created'),
+}
+
+
+def agent_check(args, name, extra=None, env=None, plugin_path=None, timeout=60):
+    cmd = [args.attune]
+    if plugin_path:
+        cmd += ['--plugin-path', plugin_path]
+    cmd += ['agent', 'check', name, '--json', '--timeout', str(timeout)] + (extra or [])
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    p = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=600)
+    try:
+        out = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        out = None
+    return p.returncode, out, p.stdout + p.stderr
+
+
+def agents(args):
+    recipe = os.path.join(args.source, 'workflows/examples/recipes/llama3-8b-a100x8.yaml')
+    # Grid search proposes the points of the user's space, several keys at once when the space has
+    # several axes (a baseline, not a one-lever tuner); a one-axis space of legal values keeps
+    # every clause.
+    grid_space = json.dumps({'space': {'--attention-backend': ['flash', 'fused']}})
+    for name, extra in [('heuristic', []), ('random', []), ('grid', ['--with', grid_space])]:
+        code, out, err = agent_check(args, name, ['--recipe', recipe] + extra)
+        clauses = [c['clause'] for c in (out or {}).get('clauses', [])]
+        bad = [(c['clause'], c['detail']) for c in (out or {}).get('clauses', []) if not c['pass'] or c['skipped']]
+        check(code == 0 and out and out['pass'] and clauses == AGENT_CLAUSES and not bad,
+              f'{name} agent: exit {code}, clauses {clauses}, failing or skipped {bad} {err[-300:]}')
+        first = next((c['detail'] for c in (out or {}).get('clauses', []) if c['clause'] == 'propose.first'), '')
+        print(f'  {name}: exit {code}; first: {first[:90]}', flush=True)
+    code, out, err = agent_check(args, 'heuristic', ['--with', '{"max_pairs": '])
+    check(code == 2 and 'expected a JSON object' in err, f'malformed --with: exit {code} {err[-300:]}')
+    code, out, err = agent_check(args, 'heuristc')
+    check(code == 2 and "did you mean 'heuristic'" in err, f'misspelt agent: exit {code} {err[-300:]}')
+    code, out, err = agent_check(args, 'heuristic', ['--recipe', '/no/such/recipe.yaml'])
+    check(code == 2 and '/no/such/recipe.yaml' in err, f'missing recipe: exit {code} {err[-300:]}')
+
+
+def agent_defects(args):
+    plugins = os.path.join(args.test_plugins, 'defectiveagent')
+    recipe = os.path.join(args.source, 'workflows/examples/recipes/llama3-8b-a100x8.yaml')
+    code, out, err = agent_check(args, 'testagent', ['--recipe', recipe], {'ATTUNE_TESTAGENT_DEFECT': ''}, plugins)
+    check(code == 0 and out and out['pass'], f'testagent without a defect passes: exit {code} {out} {err[-300:]}')
+    print(f'  no defect: exit {code}', flush=True)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        runs = {d: pool.submit(agent_check, args, 'testagent', ['--recipe', recipe],
+                               {'ATTUNE_TESTAGENT_DEFECT': d}, plugins, 2) for d in AGENT_DEFECTS}
+    for defect, (clauses, words) in AGENT_DEFECTS.items():
+        code, out, err = runs[defect].result()
+        failed = [c['clause'] for c in (out or {}).get('clauses', []) if not c['pass']]
+        detail = next((c['detail'] for c in (out or {}).get('clauses', []) if c['clause'] == clauses[0]), '')
+        check(code == 1 and failed == clauses and words in detail,
+              f'agent defect {defect}: exit {code}, failing {failed} ({detail!r}), expected {clauses} saying {words!r} {err[-200:]}')
+        print(f'  defect {defect:18} -> {failed}: {detail[:100]}', flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--attune', required=True)
@@ -229,6 +312,10 @@ def main():
         launchers(args)
         print('the suite refuses each defect of the test launcher', flush=True)
         launcher_defects(args)
+        print('in-tree agents (heuristic, random, grid)', flush=True)
+        agents(args)
+        print('the suite refuses each defect of the test agent', flush=True)
+        agent_defects(args)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if FAILURES:
