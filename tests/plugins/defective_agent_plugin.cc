@@ -54,8 +54,9 @@ class DefectiveAgent : public Agent {
       }
     }
     if (pick == nullptr) {
-      if (defect == "never_done") {
-        p.changes = {Change{"--made-up-flag", std::nullopt, std::string("1")}};
+      if (defect == "no_moves_stale") {
+        // Claims the recipe has a value for a flag it does not have.
+        p.changes = {Change{"--made-up-flag", std::string("7"), std::string("8")}};
         return p;
       }
       p.done = true;

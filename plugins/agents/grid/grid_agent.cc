@@ -116,11 +116,6 @@ Result<Proposal> GridAgent::Propose(const CampaignView& view) {
     p.rationale = "budget left is below one job's cost estimate";
     return p;
   }
-  if (view.legal_moves.empty()) {
-    // The stack sees nothing it could change from the leader: any grid point would be refused.
-    p.rationale = "the stack lists no legal move from the leader";
-    return p;
-  }
   TriedSet tried = CollectTried(view);
   std::set<long long> proposed = ProposedPoints(view);
   long long size = space_.Size();

@@ -216,18 +216,18 @@ def launcher_defects(args):
 
 
 AGENT_CLAUSES = ['create', 'propose.first', 'proposal.record', 'propose.after-refusal', 'propose.after-failure',
-                 'propose.new-leader', 'propose.restart', 'propose.nothing-left', 'answers.time']
+                 'propose.new-leader', 'propose.restart', 'propose.no-moves', 'answers.time']
 
 # defect -> (the clauses that must fail, words the first one's message must hold).
 AGENT_DEFECTS = {
     'throws': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
-                'propose.restart', 'propose.nothing-left'], 'Propose threw: testagent: thrown on purpose'),
+                'propose.restart', 'propose.no-moves'], 'Propose threw: testagent: thrown on purpose'),
     'hangs': (['propose.first', 'answers.time'], 'did not return within 2 s'),
     'meta_array': (['proposal.record'], 'meta is not a JSON object'),
     # From the new leader the first legal move is another one: only the other three repeat it.
     'repeats': (['propose.after-refusal', 'propose.after-failure', 'propose.restart'],
                 'again although the gate refused it'),
-    'never_done': (['propose.nothing-left'], 'with no levers and no legal moves it proposed'),
+    'no_moves_stale': (['propose.no-moves'], 'says it is 7'),
     'done_with_changes': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
                            'propose.restart'], 'answered done but also carries changes'),
     'stale_from': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
@@ -259,7 +259,7 @@ def agents(args):
     recipe = os.path.join(args.source, 'workflows/examples/recipes/llama3-8b-a100x8.yaml')
     # Grid search proposes the points of the user's space, several keys at once when the space has
     # several axes (a baseline, not a one-lever tuner); a one-axis space of legal values keeps
-    # every clause.
+    # every clause (with no legal moves it still proposes its points, which must apply).
     grid_space = json.dumps({'space': {'--attention-backend': ['flash', 'fused']}})
     for name, extra in [('heuristic', []), ('random', []), ('grid', ['--with', grid_space])]:
         code, out, err = agent_check(args, name, ['--recipe', recipe] + extra)
