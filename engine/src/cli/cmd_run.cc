@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "log/dir_lock.h"
 #include "log/envelope.h"
+#include "log/event_log.h"
 
 #include "steps/campaign_runner.h"
 
@@ -41,8 +42,9 @@ void InstallStopHandlers() {
 // The lock is released again at once: RunCampaign takes it for the campaign's lifetime.
 Status CheckNotLocked(const std::string& dir) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return Status::Ok();
-  return log::DirLock::Acquire(dir).status();
+  const std::string log_dir = EventLogDirOf(dir);
+  if (!std::filesystem::is_directory(log_dir, ec)) return Status::Ok();
+  return log::DirLock::Acquire(log_dir).status();
 }
 
 std::string DefaultDir(const std::string& workflow) {

@@ -4,12 +4,15 @@
 
 #include "base/crash_point.h"
 
+#include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <cstdio>
 #include <random>
@@ -112,7 +115,8 @@ Result<DirState> InspectDir(const std::string& dir) {
 
 class EventLog::Impl {
  public:
-  std::string dir;
+  std::string campaign_dir;  // what the user named
+  std::string dir;           // where the log's files are: EventLogDirOf(campaign_dir)
   std::string campaign;
   EventLogOptions options;
   std::unique_ptr<log::DirLock> lock;
@@ -155,7 +159,7 @@ Status EventLog::Impl::LoadCampaignId(bool creating) {
     return Status::Ok();
   }
   if (!s.IsNotFound()) return log::FromRocks(s, "reading the campaign id in " + dir);
-  campaign = options.campaign_id.empty() ? DefaultCampaignId(dir) : options.campaign_id;
+  campaign = options.campaign_id.empty() ? DefaultCampaignId(campaign_dir) : options.campaign_id;
   if (!log::IsValidCampaignId(campaign)) {
     return Status::InvalidArgument("campaign id '" + campaign +
                                    "' may only contain letters, digits, '.', '_' and '-'");
@@ -211,19 +215,78 @@ Result<std::unique_ptr<EventLog>> EventLog::Open(const std::string& dir,
   return opened;
 }
 
-Result<std::unique_ptr<EventLog>> EventLog::OpenImpl(const std::string& dir,
+namespace {
+
+Status SyncDirectory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError("cannot open " + dir + " to sync it: " + std::strerror(errno));
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return Status::IoError("cannot sync " + dir + ": " + std::strerror(err));
+  return Status::Ok();
+}
+
+// True for the files a log writes into its folder: RocksDB's (CURRENT, IDENTITY, LOCK, LOG*,
+// MANIFEST-*, OPTIONS-*, *.sst, 000123.log) and attune's (ACKED, LOCK-attune). Any of them at the
+// top of a campaign directory makes it one of the earlier layout, damaged or not.
+bool IsLogFile(const std::string& name) {
+  static const char* const kNames[] = {"CURRENT", "IDENTITY", "LOCK", "ACKED", "LOCK-attune"};
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  if (name.rfind("MANIFEST-", 0) == 0 || name.rfind("OPTIONS-", 0) == 0) return true;
+  if (name == "LOG" || name.rfind("LOG.old.", 0) == 0) return true;  // RocksDB's info log
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(".sst")) return true;
+  if (ends_with(".log")) {
+    std::string stem = name.substr(0, name.size() - 4);
+    return !stem.empty() && stem.find_first_not_of("0123456789") == std::string::npos;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string EventLogDirOf(const std::string& campaign_dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(campaign_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (IsLogFile(it->path().filename().string())) return campaign_dir;
+  }
+  return (fs::path(campaign_dir) / "log").string();
+}
+
+Result<std::unique_ptr<EventLog>> EventLog::OpenImpl(const std::string& campaign_dir,
                                                      const EventLogOptions& options) {
   auto impl = std::make_unique<Impl>();
-  impl->dir = dir;
+  impl->campaign_dir = campaign_dir;
   impl->options = options;
   if (!impl->options.now_ms) impl->options.now_ms = SystemNowMs;
   std::error_code ec;
+  if (!fs::is_directory(campaign_dir, ec)) {
+    if (options.read_only || !options.create_if_missing) {
+      return Status::NotFound("campaign directory " + campaign_dir + " does not exist");
+    }
+    fs::create_directories(campaign_dir, ec);
+    if (ec) {
+      return Status::IoError("cannot create campaign directory " + campaign_dir + ": " +
+                             ec.message());
+    }
+  }
+  ATTUNE_RETURN_IF_ERROR(CheckReadable(campaign_dir));
+  const std::string dir = EventLogDirOf(campaign_dir);
+  impl->dir = dir;
   if (!fs::is_directory(dir, ec)) {
     if (options.read_only || !options.create_if_missing) {
-      return Status::NotFound("campaign directory " + dir + " does not exist");
+      return Status::NotFound(campaign_dir +
+                              " is not an attune campaign directory (no event log in it)");
     }
     fs::create_directories(dir, ec);
-    if (ec) return Status::IoError("cannot create campaign directory " + dir + ": " + ec.message());
+    if (ec) return Status::IoError("cannot create the event log folder " + dir + ": " + ec.message());
+    // The folder's entry must survive a power loss before anything in it is acknowledged.
+    ATTUNE_RETURN_IF_ERROR(SyncDirectory(campaign_dir));
   }
   ATTUNE_RETURN_IF_ERROR(CheckReadable(dir));
   if (!options.read_only) {
@@ -269,7 +332,7 @@ EventLog::~EventLog() {
 }
 
 const std::string& EventLog::campaign_id() const { return impl_->campaign; }
-const std::string& EventLog::dir() const { return impl_->dir; }
+const std::string& EventLog::dir() const { return impl_->campaign_dir; }
 uint64_t EventLog::last_seq() const { return impl_->last_seq; }
 
 Result<std::vector<EventRecord>> EventLog::Impl::Stamp(const std::vector<NewEvent>& events,
@@ -391,24 +454,26 @@ Result<std::vector<EventRecord>> EventLog::ReadFrom(uint64_t from_seq) const {
   return out;
 }
 
-Result<VerifyReport> VerifyEventLog(const std::string& dir) {
-  ATTUNE_RETURN_IF_ERROR(CheckReadable(dir));
+Result<VerifyReport> VerifyEventLog(const std::string& campaign_dir) {
+  ATTUNE_RETURN_IF_ERROR(CheckReadable(campaign_dir));
+  const std::string dir = EventLogDirOf(campaign_dir);
   std::error_code ec;
   if (!fs::exists(fs::path(dir) / "CURRENT", ec) && !fs::exists(fs::path(dir) / "ACKED", ec)) {
-    return Status::NotFound(dir + " is not an attune campaign directory (no event log in it)");
+    return Status::NotFound(campaign_dir + " is not an attune campaign directory (no event log in it)");
   }
+  ATTUNE_RETURN_IF_ERROR(CheckReadable(dir));
   VerifyReport report;
   auto mark = log::ReadWatermark(dir);
   if (!mark.ok()) report.problems.push_back(mark.status().message());
   if (mark.ok() && *mark) report.acknowledged = (*mark)->seq;
   if (mark.ok() && *mark && (*mark)->seq == 0 && !fs::exists(fs::path(dir) / "CURRENT", ec)) {
-    return Status::NotFound(dir + " has no event log yet: its first `attune run` stopped before "
+    return Status::NotFound(campaign_dir + " has no event log yet: its first `attune run` stopped before "
                             "the event log was created (nothing was acknowledged, nothing is "
                             "lost); run it again to start the campaign");
   }
   EventLogOptions options;
   options.read_only = true;
-  auto opened = EventLog::Open(dir, options);
+  auto opened = EventLog::Open(campaign_dir, options);
   if (!opened.ok()) {
     report.problems.push_back(opened.status().message());
     return report;

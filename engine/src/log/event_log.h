@@ -82,6 +82,13 @@ struct EventLogOptions {
 
 struct VerifyReport;
 
+// The folder of a campaign directory that holds its event log (RocksDB's files, the ACKED
+// watermark, the lock): `<campaign_dir>/log`, so that the user's files (REPORT.md, RESULTS.md, the
+// jobs) are what the campaign directory shows; or the campaign directory itself for a campaign
+// written before the log moved into that subfolder (RocksDB's CURRENT or the ACKED watermark at
+// its top), which still opens where it is.
+std::string EventLogDirOf(const std::string& campaign_dir);
+
 class EventLog {
  public:
   static Result<std::unique_ptr<EventLog>> Open(const std::string& dir,

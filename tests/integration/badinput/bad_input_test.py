@@ -281,7 +281,7 @@ steps:
         time.sleep(0.2)
     for name in ('LOCK', 'LOCK-attune'):
         try:
-            os.unlink(os.path.join(campaign, name))
+            os.unlink(os.path.join(campaign, 'log', name))
         except FileNotFoundError:
             pass
     code, out, err = attune('run', path, '--dir', campaign)

@@ -65,7 +65,7 @@ void MakeLog(const std::string& dir, int events) {
 }
 
 void FlipMiddleByteOfWal(const std::string& dir) {
-  for (const auto& e : fs::directory_iterator(dir)) {
+  for (const auto& e : fs::directory_iterator(EventLogDirOf(dir))) {
     if (e.path().extension() != ".log" || fs::file_size(e.path()) == 0) continue;
     std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
     auto at = static_cast<std::streamoff>(fs::file_size(e.path()) / 2);

@@ -63,7 +63,7 @@ TEST_CASE("an intact log verifies with no problems", "[log][corruption]") {
 TEST_CASE("a flipped byte in the middle of the WAL is refused", "[log][corruption]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
-  std::string wal = OnlyFile(testing::FilesEndingWith(tmp.path(), ".log"));
+  std::string wal = OnlyFile(testing::FilesEndingWith(tmp.Sub("log"), ".log"));
   testing::FlipByte(wal, static_cast<int64_t>(testing::FileSize(wal) / 2));
   RequireRefused(tmp.path(), "campaign directory " + tmp.path());
 }
@@ -71,7 +71,7 @@ TEST_CASE("a flipped byte in the middle of the WAL is refused", "[log][corruptio
 TEST_CASE("a flipped byte in the last WAL record is refused", "[log][corruption]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
-  std::string wal = OnlyFile(testing::FilesEndingWith(tmp.path(), ".log"));
+  std::string wal = OnlyFile(testing::FilesEndingWith(tmp.Sub("log"), ".log"));
   testing::FlipByte(wal, -30);
   RequireRefused(tmp.path(), "campaign directory " + tmp.path());
 }
@@ -80,7 +80,7 @@ TEST_CASE("a truncated WAL (lost acknowledged tail) is refused against the water
           "[log][corruption]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
-  std::string wal = OnlyFile(testing::FilesEndingWith(tmp.path(), ".log"));
+  std::string wal = OnlyFile(testing::FilesEndingWith(tmp.Sub("log"), ".log"));
   testing::TruncateBy(wal, 100);
   RequireRefused(tmp.path(), "was acknowledged");
 }
@@ -88,7 +88,7 @@ TEST_CASE("a truncated WAL (lost acknowledged tail) is refused against the water
 TEST_CASE("a deleted WAL file is refused", "[log][corruption]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
-  fs::remove(OnlyFile(testing::FilesEndingWith(tmp.path(), ".log")));
+  fs::remove(OnlyFile(testing::FilesEndingWith(tmp.Sub("log"), ".log")));
   RequireRefused(tmp.path(), "campaign directory " + tmp.path());
 }
 
@@ -96,7 +96,7 @@ TEST_CASE("a flipped byte in an SST data block is refused", "[log][corruption]")
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
   testing::FlushRaw(tmp.path());
-  std::string sst = OnlyFile(testing::FilesEndingWith(tmp.path(), ".sst"));
+  std::string sst = OnlyFile(testing::FilesEndingWith(tmp.Sub("log"), ".sst"));
   testing::FlipByte(sst, 200);
   RequireRefused(tmp.path(), "orrupt");
 }
@@ -105,14 +105,14 @@ TEST_CASE("a deleted SST file is refused", "[log][corruption]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
   testing::FlushRaw(tmp.path());
-  fs::remove(OnlyFile(testing::FilesEndingWith(tmp.path(), ".sst")));
+  fs::remove(OnlyFile(testing::FilesEndingWith(tmp.Sub("log"), ".sst")));
   RequireRefused(tmp.path(), "campaign directory " + tmp.path());
 }
 
 TEST_CASE("a deleted MANIFEST is refused", "[log][corruption]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
-  for (const auto& f : testing::FilesStartingWith(tmp.path(), "MANIFEST-")) fs::remove(f);
+  for (const auto& f : testing::FilesStartingWith(tmp.Sub("log"), "MANIFEST-")) fs::remove(f);
   RequireRefused(tmp.path(), "campaign directory " + tmp.path());
 }
 
@@ -120,15 +120,15 @@ TEST_CASE("a deleted CURRENT file is refused, never recreated as an empty log",
           "[log][corruption]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
-  fs::remove(tmp.Sub("CURRENT"));
+  fs::remove(tmp.Sub("log/CURRENT"));
   RequireRefused(tmp.path(), "CURRENT file is missing");
-  CHECK_FALSE(fs::exists(tmp.Sub("CURRENT")));
+  CHECK_FALSE(fs::exists(tmp.Sub("log/CURRENT")));
 }
 
 TEST_CASE("a deleted watermark file is refused", "[log][corruption]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
-  fs::remove(tmp.Sub("ACKED"));
+  fs::remove(tmp.Sub("log/ACKED"));
   RequireRefused(tmp.path(), "ACKED is missing");
 }
 
@@ -195,8 +195,8 @@ TEST_CASE("a last-seq metadata that disagrees with the events is refused", "[log
 TEST_CASE("a damaged watermark file is refused", "[log][corruption]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
-  testing::FlipByte(tmp.Sub("ACKED"), 20);
-  testing::FlipByte(tmp.Sub("ACKED"), 512 + 20);
+  testing::FlipByte(tmp.Sub("log/ACKED"), 20);
+  testing::FlipByte(tmp.Sub("log/ACKED"), 512 + 20);
   Status s = OpenStatus(tmp.path());
   CHECK(s.code() == StatusCode::kCorruption);
   CHECK_THAT(s.message(), Catch::Contains("watermark) is damaged"));
@@ -205,7 +205,7 @@ TEST_CASE("a damaged watermark file is refused", "[log][corruption]") {
 TEST_CASE("one torn watermark slot falls back to the other", "[log][corruption]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), kEvents);
-  testing::FlipByte(tmp.Sub("ACKED"), 20);
+  testing::FlipByte(tmp.Sub("log/ACKED"), 20);
   CHECK(OpenStatus(tmp.path()).ok());
 }
 

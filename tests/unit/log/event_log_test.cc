@@ -177,7 +177,7 @@ TEST_CASE("a cleanly closed writer leaves its events in table files and reopens"
   auto options = testing::FixedClockOptions();
   options.flush_on_close = true;
   testing::WriteTicks(tmp.path(), 12, options);
-  CHECK_FALSE(testing::FilesEndingWith(tmp.path(), ".sst").empty());
+  CHECK_FALSE(testing::FilesEndingWith(tmp.Sub("log"), ".sst").empty());
   auto log = EventLog::Open(tmp.path(), testing::FixedClockOptions());
   REQUIRE(log.ok());
   CHECK((*log)->last_seq() == 12);
@@ -224,7 +224,7 @@ TEST_CASE("verify tells an interrupted first start apart from damage", "[log]") 
     auto log = EventLog::Open(tmp.path(), FixedClockOptions());
     REQUIRE(log.ok());
   }
-  for (const auto& entry : std::filesystem::directory_iterator(tmp.path())) {
+  for (const auto& entry : std::filesystem::directory_iterator(tmp.Sub("log"))) {
     if (entry.path().filename() != "ACKED") std::filesystem::remove_all(entry.path());
   }
   auto report = VerifyEventLog(tmp.path());
@@ -235,6 +235,60 @@ TEST_CASE("verify tells an interrupted first start apart from damage", "[log]") 
   auto log = EventLog::Open(tmp.path(), FixedClockOptions());
   REQUIRE(log.ok());
   CHECK((*log)->Append({NewEvent{"Tick"}}).value() == 1);
+}
+
+TEST_CASE("the log lives in the campaign directory's log/ folder; the top keeps the user's files",
+          "[log][layout]") {
+  TempDir tmp;
+  {
+    auto log = EventLog::Open(tmp.path(), FixedClockOptions());
+    REQUIRE(log.ok());
+    CHECK((*log)->dir() == tmp.path());
+    REQUIRE((*log)->Append({NewEvent{"Tick"}}).ok());
+  }
+  CHECK(EventLogDirOf(tmp.path()) == tmp.Sub("log"));
+  CHECK(std::filesystem::exists(tmp.Sub("log/CURRENT")));
+  CHECK(std::filesystem::exists(tmp.Sub("log/ACKED")));
+  std::vector<std::string> top;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp.path())) {
+    top.push_back(entry.path().filename().string());
+  }
+  CHECK(top == std::vector<std::string>{"log"});
+  auto report = VerifyEventLog(tmp.path());
+  REQUIRE(report.ok());
+  CHECK(report->events == 1);
+}
+
+TEST_CASE("a campaign of the earlier layout (the log at the top) opens where it is, damaged or not",
+          "[log][layout]") {
+  TempDir tmp;
+  {
+    auto log = EventLog::Open(tmp.path(), FixedClockOptions());
+    REQUIRE(log.ok());
+    REQUIRE((*log)->Append({NewEvent{"Tick"}, NewEvent{"Tick"}}).ok());
+  }
+  // Move the log's files to the top, as an earlier attune wrote them.
+  for (const auto& entry : std::filesystem::directory_iterator(tmp.Sub("log"))) {
+    std::filesystem::rename(entry.path(), tmp.Sub(entry.path().filename().string()));
+  }
+  std::filesystem::remove(tmp.Sub("log"));
+  CHECK(EventLogDirOf(tmp.path()) == tmp.path());
+  {
+    auto log = EventLog::Open(tmp.path(), FixedClockOptions());
+    REQUIRE(log.ok());
+    CHECK((*log)->last_seq() == 2);
+    CHECK((*log)->Append({NewEvent{"Tick"}}).value() == 3);
+  }
+  CHECK_FALSE(std::filesystem::exists(tmp.Sub("log")));
+  // Without CURRENT and ACKED, its other files still mark it: refused as damaged, never taken for
+  // a new campaign in log/.
+  std::filesystem::remove(tmp.Sub("CURRENT"));
+  std::filesystem::remove(tmp.Sub("ACKED"));
+  CHECK(EventLogDirOf(tmp.path()) == tmp.path());
+  auto damaged = EventLog::Open(tmp.path(), FixedClockOptions());
+  REQUIRE_FALSE(damaged.ok());
+  CHECK(damaged.status().code() == StatusCode::kCorruption);
+  CHECK_FALSE(std::filesystem::exists(tmp.Sub("log")));
 }
 
 }  // namespace

@@ -90,7 +90,7 @@ namespace {
 std::unique_ptr<rocksdb::DB> OpenRaw(const std::string& dir) {
   rocksdb::Options options;
   rocksdb::DB* db = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(options, dir, &db);
+  rocksdb::Status s = rocksdb::DB::Open(options, EventLogDirOf(dir), &db);  // a campaign dir
   INFO(s.ToString());
   REQUIRE(s.ok());
   return std::unique_ptr<rocksdb::DB>(db);
