@@ -26,7 +26,6 @@ namespace attune::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
@@ -319,19 +318,6 @@ void AddClauses(ConformanceSuite& suite, PluginHost& host, Env& env, Fixture& f,
   if (asker.hung()) (void)agent.release();  // a thread may still use it; never destroyed
 }
 
-Result<json> ReadWith(const std::string& text) {
-  std::string body = text;
-  if (!body.empty() && body[0] == '@') {
-    ATTUNE_ASSIGN_OR_RETURN(body, ReadTextFile(body.substr(1)));
-  }
-  auto parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
-    return Status::InvalidArgument("--with: expected a JSON object (the workflow's agent.with), or @FILE "
-                                   "holding one; got '" + text.substr(0, 80) + "'");
-  }
-  return parsed;
-}
-
 }  // namespace
 
 int RunAgentCheck(const std::vector<std::string>& args, Env& env) {
@@ -360,7 +346,7 @@ int RunAgentCheck(const std::vector<std::string>& args, Env& env) {
   if (!p.Has("name")) return error(Status::InvalidArgument("need NAME, an agent plugin"));
   Fixture f;
   f.name = p.Get("name");
-  auto with = ReadWith(p.Get("with"));
+  auto with = ReadWithOption(p.Get("with"), "agent");
   if (!with.ok()) return error(with.status());
   f.with = *with;
   const double timeout_s = p.vm()["timeout"].as<double>();
@@ -378,37 +364,22 @@ int RunAgentCheck(const std::vector<std::string>& args, Env& env) {
   f.cluster = ClusterForRecipe(f.recipe);
   Status valid = f.stack->Validate(f.recipe, f.cluster);
   if (!valid.ok()) return error(valid.WithContext("stack '" + p.Get("stack") + "' refuses " + recipe_path));
-  bool temporary = !p.Has("dir");
-  if (temporary) {
-    char tmpl[] = "/tmp/attune-agent-check-XXXXXX";
-    if (!::mkdtemp(tmpl)) return error(Status::IoError("cannot create a temporary folder in /tmp"));
-    f.dir = tmpl;
-  } else {
-    f.dir = fs::absolute(p.Get("dir")).string();
-    std::error_code ec;
-    fs::create_directories(f.dir, ec);
-    if (ec) return error(Status::IoError("cannot create " + f.dir + ": " + ec.message()));
-  }
+  auto dir = CheckDir::Make(p.Has("dir") ? p.Get("dir") : "", "agent");
+  if (!dir.ok()) return error(dir.status());
+  f.dir = (*dir)->path();
   auto created = CreateAgent(**host, env, f);
   if (!created.ok() && (created.status().code() == StatusCode::kNotFound ||
                         created.status().code() == StatusCode::kInvalidArgument)) {
-    if (temporary) {
-      std::error_code ec;
-      fs::remove_all(f.dir, ec);
-    }
     return error(created.status());
   }
   Asker asker(timeout_s);
   ConformanceSuite suite;
   AddClauses(suite, **host, env, f, asker, std::move(created));
   const int rc = ReportSuite(env, "agent", f.name, suite, as_json);
-  if (temporary) {
-    std::error_code ec;
-    fs::remove_all(f.dir, ec);
-  }
   if (asker.hung()) {
     // A Propose call is still running on another thread and holds the plugin: leave without
-    // unloading anything.
+    // unloading anything (the temporary folder is removed first).
+    dir->reset();
     env.out->flush();
     env.err->flush();
     std::_Exit(rc);

@@ -338,19 +338,6 @@ void AddFailureClauses(ConformanceSuite& s, Launcher& l, Probe& probe) {
   });
 }
 
-Result<json> ReadWith(const std::string& text) {
-  std::string body = text;
-  if (!body.empty() && body[0] == '@') {
-    ATTUNE_ASSIGN_OR_RETURN(body, ReadTextFile(body.substr(1)));
-  }
-  auto parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
-    return Status::InvalidArgument("--with: expected a JSON object (the workflow's launcher.with), or @FILE "
-                                   "holding one; got '" + text.substr(0, 80) + "'");
-  }
-  return parsed;
-}
-
 }  // namespace
 
 int RunLauncherCheck(const std::vector<std::string>& args, Env& env) {
@@ -380,7 +367,7 @@ int RunLauncherCheck(const std::vector<std::string>& args, Env& env) {
   if (!p.Has("name")) return error(Status::InvalidArgument("need NAME, a launcher plugin"));
   CheckOptions o;
   o.name = p.Get("name");
-  auto with = ReadWith(p.Get("with"));
+  auto with = ReadWithOption(p.Get("with"), "launcher");
   if (!with.ok()) return error(with.status());
   o.with = *with;
   o.job_timeout_s = p.vm()["job-timeout"].as<double>();
@@ -401,17 +388,9 @@ int RunLauncherCheck(const std::vector<std::string>& args, Env& env) {
     o.recipe = *recipe;
     o.recipe_launch = *launch;
   }
-  bool temporary = !p.Has("dir");
-  if (temporary) {
-    char tmpl[] = "/tmp/attune-launcher-check-XXXXXX";
-    if (!::mkdtemp(tmpl)) return error(Status::IoError("cannot create a temporary folder in /tmp"));
-    o.dir = tmpl;
-  } else {
-    o.dir = fs::absolute(p.Get("dir")).string();
-    std::error_code ec;
-    fs::create_directories(o.dir, ec);
-    if (ec) return error(Status::IoError("cannot create " + o.dir + ": " + ec.message()));
-  }
+  auto dir = CheckDir::Make(p.Has("dir") ? p.Get("dir") : "", "launcher");
+  if (!dir.ok()) return error(dir.status());
+  o.dir = (*dir)->path();
   Probe probe(**host, env, o);
   auto launcher = probe.Create();
   if (!launcher.ok()) return error(launcher.status());
@@ -424,12 +403,7 @@ int RunLauncherCheck(const std::vector<std::string>& args, Env& env) {
   AddRunClauses(suite, **launcher, probe);
   AddFailureClauses(suite, **launcher, probe);
   const int rc = ReportSuite(env, "launcher", o.name, suite, as_json);
-  if (temporary) {
-    std::error_code ec;
-    fs::remove_all(o.dir, ec);
-  } else if (!as_json) {
-    *env.out << "state and job folders kept in " << o.dir << "\n";
-  }
+  if (!(*dir)->temporary() && !as_json) *env.out << "state and job folders kept in " << o.dir << "\n";
   return rc;
 }
 

@@ -1,7 +1,12 @@
 // Copyright attune authors.
 #include "cli/conformance.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -80,6 +85,40 @@ ClusterInfo ClusterForRecipe(const Recipe& r) {
   c.peak_tflops = 989;
   c.compute_capability_major = 9;
   return c;
+}
+
+Result<nlohmann::json> ReadWithOption(const std::string& text, const std::string& block) {
+  std::string body = text;
+  if (!body.empty() && body[0] == '@') {
+    ATTUNE_ASSIGN_OR_RETURN(body, ReadTextFile(body.substr(1)));
+  }
+  auto parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return Status::InvalidArgument("--with: expected a JSON object (the workflow's " + block +
+                                   ".with), or @FILE holding one; got '" + text.substr(0, 80) + "'");
+  }
+  return parsed;
+}
+
+Result<std::unique_ptr<CheckDir>> CheckDir::Make(const std::string& given, const std::string& kind) {
+  if (given.empty()) {
+    std::string pattern = "/tmp/attune-" + kind + "-check-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return Status::IoError("cannot create a temporary folder in /tmp: " + std::string(std::strerror(errno)));
+    }
+    return std::unique_ptr<CheckDir>(new CheckDir(pattern, true));
+  }
+  std::string path = std::filesystem::absolute(given).string();
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return Status::IoError("cannot create " + path + ": " + ec.message());
+  return std::unique_ptr<CheckDir>(new CheckDir(path, false));
+}
+
+CheckDir::~CheckDir() {
+  if (!temporary_) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace attune::cli

@@ -7,6 +7,8 @@
 #define ATTUNE_ENGINE_CLI_CONFORMANCE_H_
 
 #include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,27 @@ class ConformanceSuite {
 
  private:
   std::vector<ClauseResult> results_;
+};
+
+// The `--with` option of a suite: a JSON object (the workflow's `<block>.with`), or @FILE holding
+// one. kInvalidArgument says what was expected.
+Result<nlohmann::json> ReadWithOption(const std::string& text, const std::string& block);
+
+// The folder a suite gives the plugin as its campaign directory: the one the user named (created
+// when missing, kept) or a fresh one under /tmp, removed when this object goes.
+class CheckDir {
+ public:
+  static Result<std::unique_ptr<CheckDir>> Make(const std::string& given, const std::string& kind);
+  ~CheckDir();
+  CheckDir(const CheckDir&) = delete;
+  CheckDir& operator=(const CheckDir&) = delete;
+  const std::string& path() const { return path_; }
+  bool temporary() const { return temporary_; }
+
+ private:
+  CheckDir(std::string path, bool temporary) : path_(std::move(path)), temporary_(temporary) {}
+  std::string path_;
+  bool temporary_;
 };
 
 // Prints the clauses (text: "ok/FAIL/skip  id: detail" lines and a verdict line; or JSON

@@ -160,11 +160,12 @@ LAUNCHER_DEFECTS = {
 }
 
 
-def launcher_check(args, name, extra, env=None, plugin_path=None, job_timeout=30):
+def run_check(args, kind, name, options, env=None, plugin_path=None):
+    """`attune [--plugin-path P] KIND check NAME --json OPTIONS...` -> (exit code, JSON or None, output)."""
     cmd = [args.attune]
     if plugin_path:
         cmd += ['--plugin-path', plugin_path]
-    cmd += ['launcher', 'check', name, '--json', '--job-timeout', str(job_timeout), '--time-limit', '2'] + extra
+    cmd += [kind, 'check', name, '--json'] + options
     full_env = dict(os.environ)
     full_env.update(env or {})
     p = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=600)
@@ -173,6 +174,11 @@ def launcher_check(args, name, extra, env=None, plugin_path=None, job_timeout=30
     except json.JSONDecodeError:
         out = None
     return p.returncode, out, p.stdout + p.stderr  # with --json an error is JSON on stdout
+
+
+def launcher_check(args, name, extra, env=None, plugin_path=None, job_timeout=30):
+    return run_check(args, 'launcher', name, ['--job-timeout', str(job_timeout), '--time-limit', '2'] + extra,
+                     env, plugin_path)
 
 
 def launchers(args):
@@ -241,18 +247,7 @@ AGENT_DEFECTS = {
 
 
 def agent_check(args, name, extra=None, env=None, plugin_path=None, timeout=60):
-    cmd = [args.attune]
-    if plugin_path:
-        cmd += ['--plugin-path', plugin_path]
-    cmd += ['agent', 'check', name, '--json', '--timeout', str(timeout)] + (extra or [])
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    p = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=600)
-    try:
-        out = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        out = None
-    return p.returncode, out, p.stdout + p.stderr
+    return run_check(args, 'agent', name, ['--timeout', str(timeout)] + (extra or []), env, plugin_path)
 
 
 def agents(args):
