@@ -220,11 +220,11 @@ TEST_CASE("a candidate whose run failed for the infrastructure runs again; its l
       if (s.FindJob(name)->purpose == "candidate") jobs.push_back(s.FindJob(name));
     }
     if (jobs.empty()) continue;
-    INFO(c.id << " " << c.outcome);
+    INFO(c.id << " " << OutcomeName(c.outcome));
     int infra = 0;
     for (const JobRecord* j : jobs) infra += j->failure && j->failure->infrastructure ? 1 : 0;
     // Never ranked failed on infrastructure alone while retries were left...
-    if (c.outcome == "failed") {
+    if (c.outcome == Outcome::kFailed) {
       const JobRecord* last = jobs.back();
       const bool recipe_failure = last->failure && !last->failure->infrastructure;
       CHECK((recipe_failure || infra == 3));
@@ -232,7 +232,7 @@ TEST_CASE("a candidate whose run failed for the infrastructure runs again; its l
     // ...and a retried candidate is judged on the run that measured.
     if (infra > 0 && jobs.back()->measurement) {
       ++retried;
-      CHECK(c.outcome != "failed");
+      CHECK(c.outcome != Outcome::kFailed);
       CHECK(jobs.size() == static_cast<size_t>(infra + 1));
       CHECK(jobs.back()->attempt == infra + 1);
     }

@@ -75,7 +75,7 @@ void Diagnosis(std::ostringstream& o, const CampaignView& v) {
 void HistoryEntry(std::ostringstream& o, const CandidateRecord& c) {
   o << "- #" << c.index << " " << c.candidate_id << " (from " << c.base_id << ", lever "
     << (c.lever_id.empty() ? "?" : c.lever_id) << "): " << DescribeChanges(c.changes) << " => "
-    << c.outcome;
+    << OutcomeName(c.outcome);
   if (!c.rule_id.empty() && c.rule_id != "ok") o << " [rule " << c.rule_id << "]";
   if (c.speedup_vs_baseline) o << ", speedup x" << Num(*c.speedup_vs_baseline, 4) << " vs baseline";
   if (c.measurement) o << ", " << DescribeMeasurement(c.measurement);

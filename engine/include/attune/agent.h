@@ -28,6 +28,20 @@
 
 namespace attune {
 
+// How a candidate ended. The event log records it by name (OutcomeName).
+enum class Outcome {
+  kPending,             // "pending": proposed, not ranked yet
+  kRefused,             // "refused": the gate refused it (rule_id says which rule)
+  kFailed,              // "failed": its job failed (see CandidateRecord::failure)
+  kSlower,              // "slower": slower than the leader beyond the noise band
+  kWithinNoise,         // "within_noise": within the noise band of the leader
+  kNewLeader,           // "new_leader": faster beyond the noise band; it became the leader
+  kPairedLossMismatch,  // "paired_loss_mismatch": faster, but its first losses differ
+  kSkipped,             // "skipped": did not fit the budget
+};
+const char* OutcomeName(Outcome outcome);
+std::optional<Outcome> OutcomeFromName(const std::string& name);
+
 // One candidate the campaign tried (or refused), as the agent sees it.
 struct CandidateRecord {
   int index = 0;                    // 1-based proposal order
@@ -36,9 +50,7 @@ struct CandidateRecord {
   std::vector<Change> changes;      // relative to base
   std::string lever_id;
   std::string rationale;
-  // "refused" (gate), "failed" (job failed: see failure), "slower", "within_noise",
-  // "new_leader", "paired_loss_mismatch", "pending", "skipped" (did not fit the budget)
-  std::string outcome;
+  Outcome outcome = Outcome::kPending;
   std::string rule_id;              // the gate rule when refused
   std::optional<Measurement> measurement;
   std::optional<Failure> failure;

@@ -241,6 +241,33 @@ Result<JobStatus> JobStatusFromJson(const json& j) {
   }
 }
 
+namespace {
+struct OutcomeEntry {
+  Outcome outcome;
+  const char* name;
+};
+constexpr OutcomeEntry kOutcomeNames[] = {
+    {Outcome::kPending, "pending"},         {Outcome::kRefused, "refused"},
+    {Outcome::kFailed, "failed"},           {Outcome::kSlower, "slower"},
+    {Outcome::kWithinNoise, "within_noise"}, {Outcome::kNewLeader, "new_leader"},
+    {Outcome::kPairedLossMismatch, "paired_loss_mismatch"}, {Outcome::kSkipped, "skipped"},
+};
+}  // namespace
+
+const char* OutcomeName(Outcome outcome) {
+  for (const auto& entry : kOutcomeNames) {
+    if (entry.outcome == outcome) return entry.name;
+  }
+  return "pending";
+}
+
+std::optional<Outcome> OutcomeFromName(const std::string& name) {
+  for (const auto& entry : kOutcomeNames) {
+    if (name == entry.name) return entry.outcome;
+  }
+  return std::nullopt;
+}
+
 json ProposalToJson(const Proposal& p) {
   return json{{"done", p.done},
               {"changes", ChangesToJson(p.changes)},

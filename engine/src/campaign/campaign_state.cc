@@ -316,7 +316,10 @@ Status CampaignState::ApplyRanked(const json& d) {
   auto* c = MutableCandidate(d.at("candidate").get<std::string>());
   if (!c) return Malformed(events::kCandidateRanked, "ranking of an unknown candidate");
   c->ranked = true;
-  c->outcome = d.at("outcome").get<std::string>();
+  const std::string name = d.at("outcome").get<std::string>();
+  std::optional<Outcome> outcome = OutcomeFromName(name);
+  if (!outcome) return Malformed(events::kCandidateRanked, "unknown outcome '" + name + "'");
+  c->outcome = *outcome;
   auto opt = [&](const char* k) -> std::optional<double> {
     if (!d.contains(k) || d.at(k).is_null()) return std::nullopt;
     return d.at(k).get<double>();
@@ -349,7 +352,7 @@ Status CampaignState::ApplyPairedLoss(const json& d) {
   r.reason = d.value("reason", "");
   if (auto* c = MutableCandidate(r.candidate)) {
     c->paired_loss_pass = r.pass;
-    if (!r.pass) c->outcome = "paired_loss_mismatch";
+    if (!r.pass) c->outcome = Outcome::kPairedLossMismatch;
   }
   paired_loss_checks.push_back(std::move(r));
   return Status::Ok();

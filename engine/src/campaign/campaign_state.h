@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attune/agent.h"
 #include "attune/cluster.h"
 #include "attune/launcher.h"
 #include "attune/metrics.h"
@@ -135,7 +136,7 @@ struct CandidateRecordState {
   double loss_rel_tolerance = 0;
   std::vector<std::string> jobs;  // names, in request order
   bool ranked = false;
-  std::string outcome = "pending";  // see CandidateRecord::outcome in attune/agent.h
+  Outcome outcome = Outcome::kPending;
   std::optional<double> speedup_vs_baseline;
   std::optional<double> speedup_vs_leader;
   std::optional<double> tokens_per_s_per_gpu;

@@ -137,7 +137,7 @@ CampaignView FirstView(const Fixture& f) {
 
 // The view after candidate c001 (`changes` from the baseline) ended with `outcome`.
 CandidateRecord Tried(const std::vector<Change>& changes, const std::string& lever_id,
-                      const std::string& outcome, const json& meta) {
+                      Outcome outcome, const json& meta) {
   CandidateRecord r;
   r.index = 1;
   r.candidate_id = "c001";
@@ -262,14 +262,14 @@ void AddClauses(ConformanceSuite& suite, PluginHost& host, Env& env, Fixture& f,
   const std::string no_move = "the stack lists no legal move for this recipe";
   suite.Run("propose.after-refusal", [&] {
     if (!tried) return Skip(no_move);
-    CandidateRecord r = Tried(tried->changes, tried->lever_id, "refused", first_meta);
+    CandidateRecord r = Tried(tried->changes, tried->lever_id, Outcome::kRefused, first_meta);
     r.rule_id = "obj.agent-check";
     return AskAndCheck(asker, agent.get(), AfterFirst(first, r), &tried->changes,
                        "the gate refused it (history c001)");
   });
   suite.Run("propose.after-failure", [&] {
     if (!tried) return Skip(no_move);
-    CandidateRecord r = Tried(tried->changes, tried->lever_id, "failed", first_meta);
+    CandidateRecord r = Tried(tried->changes, tried->lever_id, Outcome::kFailed, first_meta);
     Failure failure;
     failure.kind = FailureKind::kOom;
     failure.signature = "cuda_oom_pytorch";
@@ -280,7 +280,7 @@ void AddClauses(ConformanceSuite& suite, PluginHost& host, Env& env, Fixture& f,
   });
   suite.Run("propose.new-leader", [&] {
     if (!tried) return Skip(no_move);
-    CampaignView v = AfterFirst(first, Tried(tried->changes, tried->lever_id, "new_leader", first_meta));
+    CampaignView v = AfterFirst(first, Tried(tried->changes, tried->lever_id, Outcome::kNewLeader, first_meta));
     Status st = ApplyChanges(&v.leader, tried->changes);
     if (!st.ok()) return Skip("the move does not apply: " + st.message());
     v.leader_id = "c001";
@@ -294,7 +294,7 @@ void AddClauses(ConformanceSuite& suite, PluginHost& host, Env& env, Fixture& f,
     if (!tried) return Skip(no_move);
     auto fresh = create();
     if (!fresh.ok()) return Fail("a second object was not created: " + fresh.status().ToString());
-    CandidateRecord r = Tried(tried->changes, tried->lever_id, "slower", first_meta);
+    CandidateRecord r = Tried(tried->changes, tried->lever_id, Outcome::kSlower, first_meta);
     r.measurement = MeasurementAt(950);
     r.speedup_vs_baseline = 0.95;
     std::string verdict = AskAndCheck(asker, fresh->get(), AfterFirst(first, r), &tried->changes,

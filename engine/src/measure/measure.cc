@@ -44,17 +44,17 @@ Comparison Compare(double candidate_tps, double leader_tps, double band) {
   return Comparison::kWithinNoise;
 }
 
-std::string RankOutcome(const OutcomeInput& in) {
-  if (!in.gate_pass) return "refused";
-  if (in.skipped) return "skipped";
-  if (in.failure) return "failed";
-  if (!in.candidate_tps || !in.leader_tps) return "failed";
+Outcome RankOutcome(const OutcomeInput& in) {
+  if (!in.gate_pass) return Outcome::kRefused;
+  if (in.skipped) return Outcome::kSkipped;
+  if (in.failure) return Outcome::kFailed;
+  if (!in.candidate_tps || !in.leader_tps) return Outcome::kFailed;
   switch (Compare(*in.candidate_tps, *in.leader_tps, in.band)) {
-    case Comparison::kFaster: return "new_leader";
-    case Comparison::kWithinNoise: return "within_noise";
-    case Comparison::kSlower: return "slower";
+    case Comparison::kFaster: return Outcome::kNewLeader;
+    case Comparison::kWithinNoise: return Outcome::kWithinNoise;
+    case Comparison::kSlower: return Outcome::kSlower;
   }
-  return "failed";
+  return Outcome::kFailed;
 }
 
 SpeedupStats PairedSpeedup(const std::vector<double>& a, const std::vector<double>& b) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "attune/agent.h"
 #include "attune/metrics.h"
 
 namespace attune {
@@ -38,8 +39,8 @@ struct OutcomeInput {
   std::optional<double> leader_tps;
   double band = 0.03;
 };
-// "refused", "skipped", "failed", "slower", "within_noise" or "new_leader".
-std::string RankOutcome(const OutcomeInput& in);
+// kRefused, kSkipped, kFailed, kSlower, kWithinNoise or kNewLeader.
+Outcome RankOutcome(const OutcomeInput& in);
 
 // Speedup of paired runs: ratio of each pair (a ÷ b), with median, min and max.
 struct SpeedupStats {

@@ -16,7 +16,7 @@ std::string Effect(const CandidateRecordState& c) {
 }
 
 std::string Detail(const CampaignState& state, const CandidateRecordState& c) {
-  if (c.outcome == "refused") return "rule " + c.rule_id + ": " + c.gate_reason;
+  if (c.outcome == Outcome::kRefused) return "rule " + c.rule_id + ": " + c.gate_reason;
   for (const auto& name : c.jobs) {
     const auto* j = state.FindJob(name);
     if (j && j->failure) {
@@ -45,7 +45,7 @@ std::string RenderLessons(const CampaignState& state) {
   out += "\n## Tried\n\n";
   for (const auto& c : state.candidates) {
     out += fmt::format("- lever: {} effect: {} outcome: {} change: `{}` — {}\n",
-                       c.lever_id.empty() ? "-" : c.lever_id, Effect(c), c.outcome,
+                       c.lever_id.empty() ? "-" : c.lever_id, Effect(c), OutcomeName(c.outcome),
                        DescribeChanges(c.changes), ri::Cell(Detail(state, c)));
   }
   return out;

@@ -37,16 +37,16 @@ double ChargedFor(const CampaignState& state, const std::string& id) {
 }
 
 std::string VerdictText(const CampaignState& state, const CandidateRecordState& c) {
-  if (c.outcome == "refused") return "refused (" + c.rule_id + ")";
-  if (c.outcome == "failed") {
+  if (c.outcome == Outcome::kRefused) return "refused (" + c.rule_id + ")";
+  if (c.outcome == Outcome::kFailed) {
     for (const auto& name : c.jobs) {
       const auto* j = state.FindJob(name);
       if (j && j->failure) return std::string("failed (") + FailureKindName(j->failure->kind) + ")";
     }
     return "failed";
   }
-  if (c.id == state.leader_id) return c.outcome + ", leader";
-  return c.outcome;
+  if (c.id == state.leader_id) return std::string(OutcomeName(c.outcome)) + ", leader";
+  return OutcomeName(c.outcome);
 }
 
 }  // namespace attune::report_internal

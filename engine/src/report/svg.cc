@@ -62,7 +62,10 @@ std::string LeaderLine(const CampaignState& state, const Scale& s) {
   std::string points = fmt::format("{:.1f},{:.1f}", s.X(0), s.Y(base->tokens_per_s_per_gpu));
   double y = base->tokens_per_s_per_gpu;
   for (const auto& c : state.candidates) {
-    if (c.outcome != "new_leader" && !(c.outcome == "paired_loss_mismatch" && c.tokens_per_s_per_gpu)) continue;
+    if (c.outcome != Outcome::kNewLeader &&
+        !(c.outcome == Outcome::kPairedLossMismatch && c.tokens_per_s_per_gpu)) {
+      continue;
+    }
     if (!c.tokens_per_s_per_gpu || c.jobs.empty()) continue;
     const auto* j = state.FindJob(c.jobs.back());
     if (!j || !j->finished) continue;

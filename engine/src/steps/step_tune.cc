@@ -43,7 +43,7 @@ GateVerdict Judge(const RunContext& ctx, const CandidateRecordState& c) {
   if (id == RecipeId(s.baseline)) return EngineRefusal("engine.duplicate", "the candidate is the baseline");
   for (const auto& other : s.candidates) {
     if (other.id != c.id && other.recipe && RecipeId(*other.recipe) == id) {
-      return EngineRefusal("engine.duplicate", "the candidate repeats " + other.id + " (" + other.outcome + ")");
+      return EngineRefusal("engine.duplicate", "the candidate repeats " + other.id + " (" + OutcomeName(other.outcome) + ")");
     }
   }
   return StaticGateCheck(*ctx.stack, s.baseline, *c.recipe, s.cluster);
@@ -79,20 +79,23 @@ Status Rank(RunContext& ctx, const CandidateRecordState& c, bool skipped) {
   std::vector<Measurement> leader_runs = s.MeasurementsOf(s.leader_id);
   if (leader_runs.size() < 2) leader_runs = s.MeasurementsOf(events::kBaselineId);
   in.band = NoiseBand(s.settings.noise_band, leader_runs);
-  std::string outcome = RankOutcome(in);
-  json ranked{{"candidate", c.id}, {"outcome", outcome}, {"leader", s.leader_id}, {"noise_band", in.band},
+  Outcome outcome = RankOutcome(in);
+  json ranked{{"candidate", c.id}, {"outcome", OutcomeName(outcome)}, {"leader", s.leader_id}, {"noise_band", in.band},
               {"tokens_per_s_per_gpu", tps ? json(*tps) : json()},
               {"speedup_vs_leader", tps && in.leader_tps ? json(*tps / *in.leader_tps) : json()},
               {"speedup_vs_baseline", tps && base ? json(*tps / base->tokens_per_s_per_gpu) : json()}};
   std::vector<NewEvent> batch;
-  if (outcome == "new_leader") {
+  if (outcome == Outcome::kNewLeader) {
     // Never lead with a different model: the paired-loss check decides before the leader moves.
     json paired = PairedLossData(s, c.id);
     batch.push_back(NewEvent{events::kPairedLossChecked, paired});
-    if (!paired.at("pass").get<bool>()) ranked["outcome"] = "paired_loss_mismatch";
+    if (!paired.at("pass").get<bool>()) {
+      outcome = Outcome::kPairedLossMismatch;
+      ranked["outcome"] = OutcomeName(outcome);
+    }
   }
   batch.insert(batch.begin(), NewEvent{events::kCandidateRanked, ranked});
-  if (ranked["outcome"] == "new_leader") {
+  if (outcome == Outcome::kNewLeader) {
     batch.push_back(NewEvent{events::kLeaderChanged,
                              json{{"from", s.leader_id}, {"to", c.id}, {"reason", "faster"}}});
   }
@@ -107,12 +110,14 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
     std::vector<NewEvent> batch{NewEvent{events::kGateVerdict, VerdictData(c.id, v)}};
     if (!v.pass) {
       // A refusal costs no GPU time; the agent sees it in the history.
-      batch.push_back(NewEvent{events::kCandidateRanked, json{{"candidate", c.id}, {"outcome", "refused"}}});
+      batch.push_back(NewEvent{events::kCandidateRanked,
+                               json{{"candidate", c.id}, {"outcome", OutcomeName(Outcome::kRefused)}}});
     }
     return ctx.Append(std::move(batch));
   }
   if (!c.gate_pass) {
-    return ctx.Append({NewEvent{events::kCandidateRanked, json{{"candidate", c.id}, {"outcome", "refused"}}}});
+    return ctx.Append({NewEvent{events::kCandidateRanked,
+                                json{{"candidate", c.id}, {"outcome", OutcomeName(Outcome::kRefused)}}}});
   }
   int runs = 0, infrastructure_failures = 0;
   bool failed = false;

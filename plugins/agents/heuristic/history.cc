@@ -20,7 +20,7 @@ std::optional<Recipe> Apply(const Recipe& base, const std::vector<Change>& chang
 }
 
 bool IsInfrastructureFailure(const CandidateRecord& record) {
-  return record.outcome == "failed" && record.failure && record.failure->infrastructure;
+  return record.outcome == Outcome::kFailed && record.failure && record.failure->infrastructure;
 }
 
 bool BansItsChanges(const CandidateRecord& record) {
@@ -30,8 +30,8 @@ bool BansItsChanges(const CandidateRecord& record) {
                                      ? record.agent_meta["levers"]
                                      : nlohmann::json();
   if (levers.is_array() && levers.size() > 1) return false;
-  if (record.outcome == "refused" || record.outcome == "paired_loss_mismatch") return true;
-  if (record.outcome != "failed") return false;
+  if (record.outcome == Outcome::kRefused || record.outcome == Outcome::kPairedLossMismatch) return true;
+  if (record.outcome != Outcome::kFailed) return false;
   return !IsInfrastructureFailure(record);
 }
 

@@ -125,9 +125,9 @@ double HistoryFactor(const ScoringContext& ctx, const Lever& lever, int directio
     if (r.lever_id != lever.id || r.changes.empty()) continue;
     if (ShapeOf(r.changes, &lever).direction != direction) continue;
     bool current = r.base_id == ctx.view->leader_id;
-    if (r.outcome == "slower") factor *= current ? 0.35 : 0.7;
-    if (r.outcome == "within_noise") factor *= current ? 0.5 : 0.85;
-    if (r.outcome == "new_leader") factor *= 1.1;
+    if (r.outcome == Outcome::kSlower) factor *= current ? 0.35 : 0.7;
+    if (r.outcome == Outcome::kWithinNoise) factor *= current ? 0.5 : 0.85;
+    if (r.outcome == Outcome::kNewLeader) factor *= 1.1;
   }
   return std::min(factor, 1.3);
 }

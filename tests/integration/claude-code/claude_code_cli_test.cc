@@ -330,7 +330,7 @@ TEST_CASE("a resumed campaign continues the recorded session", "[claude]") {
   c.candidate_id = "c001";
   c.base_id = "baseline";
   c.changes = first->changes;
-  c.outcome = "slower";
+  c.outcome = attune::Outcome::kSlower;
   c.agent_meta = first->meta;
   view.history.push_back(c);
   view.proposal_index = 2;

@@ -129,7 +129,7 @@ TEST_CASE("the prompt carries what the agent needs to decide", "[claude-code][pr
   c.candidate_id = "c001";
   c.base_id = "baseline";
   c.changes = {{"--micro-batch-size", "1", "4"}};
-  c.outcome = "failed";
+  c.outcome = Outcome::kFailed;
   c.failure = Failure{FailureKind::kOom, "cuda_oom", "CUDA out of memory", 12, "lower mbs", false, ""};
   v.history.push_back(c);
   std::string p = BuildProposalPrompt(v);
@@ -146,7 +146,7 @@ TEST_CASE("the prompt carries what the agent needs to decide", "[claude-code][pr
 TEST_CASE("a huge history keeps the prompt bounded", "[claude-code][prompt]") {
   auto v = SmallView();
   CandidateRecord c;
-  c.outcome = "slower";
+  c.outcome = Outcome::kSlower;
   c.rationale = std::string(5000, 'x');
   c.changes = {{"--micro-batch-size", "1", "2"}};
   for (int i = 0; i < 500; ++i) v.history.push_back(c);

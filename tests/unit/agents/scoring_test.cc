@@ -61,7 +61,7 @@ TEST_CASE("a measured slowdown of a lever lowers its next estimate", "[agents][s
   r.base_id = "baseline";
   r.lever_id = "micro_batch_size";
   r.changes = {{"--micro-batch-size", "1", "2"}};
-  r.outcome = "slower";
+  r.outcome = attune::Outcome::kSlower;
   r.speedup_vs_baseline = 0.95;
   view.history.push_back(r);
   double after = EstimateMove(MakeScoringContext(view), step, 0).speed;
@@ -79,7 +79,7 @@ TEST_CASE("a failed move bans its lever's change but not the companion that came
   r.lever_id = "tensor_parallel";
   r.changes = {{"--tensor-model-parallel-size", std::nullopt, "2"},
                {"env:CUDA_DEVICE_MAX_CONNECTIONS", std::nullopt, "1"}};
-  r.outcome = "failed";
+  r.outcome = attune::Outcome::kFailed;
   r.failure = attune::Failure{attune::FailureKind::kConfigError, "x", "", 0, "", false};
   view.history.push_back(r);
   auto tried = attune::agents::CollectTried(view);
@@ -97,7 +97,7 @@ TEST_CASE("an infrastructure failure bans no change but its recipe counts as tri
   r.base_id = "baseline";
   r.lever_id = "micro_batch_size";
   r.changes = {{"--micro-batch-size", "1", "2"}};
-  r.outcome = "failed";
+  r.outcome = attune::Outcome::kFailed;
   r.failure = attune::Failure{attune::FailureKind::kNodeFailure, "x", "", 0, "", true};
   view.history.push_back(r);
   auto tried = attune::agents::CollectTried(view);
@@ -113,7 +113,7 @@ TEST_CASE("a refused pair of levers bans neither change alone", "[agents][histor
   r.lever_id = "distributed_optimizer";
   r.changes = {{"--use-distributed-optimizer", std::nullopt, ""},
                {"--micro-batch-size", "1", "4"}};
-  r.outcome = "refused";
+  r.outcome = attune::Outcome::kRefused;
   r.agent_meta = {{"levers", {"distributed_optimizer", "micro_batch_size"}}};
   view.history.push_back(r);
   auto tried = attune::agents::CollectTried(view);

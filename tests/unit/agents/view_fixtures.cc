@@ -1,6 +1,8 @@
 // Copyright attune authors.
 #include "view_fixtures.h"
 
+#include <catch2/catch.hpp>
+
 #include <cstdio>
 
 namespace attune::testing {
@@ -92,7 +94,9 @@ void Record(CampaignView* view, const Proposal& proposal, const std::string& out
   r.changes = proposal.changes;
   r.lever_id = proposal.lever_id;
   r.rationale = proposal.rationale;
-  r.outcome = outcome;
+  std::optional<Outcome> parsed = OutcomeFromName(outcome);
+  REQUIRE(parsed);
+  r.outcome = *parsed;
   r.agent_meta = proposal.meta;
   if (failure) r.failure = Failure{*failure, "test", "", 0, "", false};
   view->history.push_back(r);

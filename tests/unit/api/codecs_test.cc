@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "attune/agent.h"
 #include "attune/launcher.h"
@@ -34,4 +35,21 @@ TEST_CASE("median and coefficient of variation", "[metrics]") {
   CHECK(attune::Median({4, 1, 2, 3}) == 2.5);
   CHECK(attune::CoefficientOfVariation({1, 1, 1}) == 0);
   CHECK(attune::CoefficientOfVariation({1, 3}) == Approx(0.7071).epsilon(0.001));
+}
+
+TEST_CASE("candidate outcomes have one name each, read back", "[api][outcome]") {
+  const attune::Outcome all[] = {attune::Outcome::kPending,     attune::Outcome::kRefused,
+                                 attune::Outcome::kFailed,      attune::Outcome::kSlower,
+                                 attune::Outcome::kWithinNoise, attune::Outcome::kNewLeader,
+                                 attune::Outcome::kPairedLossMismatch, attune::Outcome::kSkipped};
+  std::set<std::string> names;
+  for (attune::Outcome o : all) {
+    std::string name = attune::OutcomeName(o);
+    CHECK(names.insert(name).second);
+    CHECK(attune::OutcomeFromName(name) == o);
+  }
+  CHECK(names.count("new_leader") == 1);
+  CHECK(names.count("paired_loss_mismatch") == 1);
+  CHECK_FALSE(attune::OutcomeFromName("New_Leader").has_value());
+  CHECK_FALSE(attune::OutcomeFromName("").has_value());
 }

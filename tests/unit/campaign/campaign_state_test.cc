@@ -226,7 +226,7 @@ TEST_CASE("a candidate goes from proposal through gate, job and rank to leader",
   b.Propose("c001", 1, "2");
   CampaignState s = b.Fold();
   REQUIRE(s.candidates.size() == 1);
-  CHECK(s.candidates[0].outcome == "pending");
+  CHECK(s.candidates[0].outcome == Outcome::kPending);
   CHECK_FALSE(s.candidates[0].gated);
   CHECK(*s.RecipeOf("c001") == TestRecipe("2"));
 
@@ -241,7 +241,7 @@ TEST_CASE("a candidate goes from proposal through gate, job and rank to leader",
   CHECK(c->rule_id == "ok");
   CHECK(c->jobs == std::vector<std::string>{"t-c001-1"});
   CHECK(c->ranked);
-  CHECK(c->outcome == "new_leader");
+  CHECK(c->outcome == Outcome::kNewLeader);
   CHECK(*c->speedup_vs_leader == Approx(1.2));
   CHECK(s.leader_id == "c001");
   CHECK(s.PreviousLeader() == "baseline");
@@ -252,7 +252,7 @@ TEST_CASE("a refused candidate records its rule and costs nothing", "[fold][gate
   LogBuilder b;
   b.Propose("c001", 1, "2").Gate("c001", false, "obj.lr").Rank("c001", "refused");
   CampaignState s = b.Fold();
-  CHECK(s.FindCandidate("c001")->outcome == "refused");
+  CHECK(s.FindCandidate("c001")->outcome == Outcome::kRefused);
   CHECK(s.FindCandidate("c001")->rule_id == "obj.lr");
   CHECK(s.ledger.charged == 0);
   CHECK(s.jobs.empty());
@@ -268,7 +268,7 @@ TEST_CASE("a leader that fails the paired-loss check is reverted to the one befo
   b.Add(events::kLeaderChanged, json{{"from", "c002"}, {"to", "c001"}, {"reason", "paired_loss_mismatch"}});
   CampaignState s = b.Fold();
   CHECK(s.leader_id == "c001");
-  CHECK(s.FindCandidate("c002")->outcome == "paired_loss_mismatch");
+  CHECK(s.FindCandidate("c002")->outcome == Outcome::kPairedLossMismatch);
   CHECK(s.PreviousLeader() == "baseline");
   REQUIRE(s.paired_loss_checks.size() == 1);
   CHECK_FALSE(s.paired_loss_checks[0].pass);
@@ -348,6 +348,15 @@ TEST_CASE("logs that cannot be folded are refused with the seq and the reason", 
     auto s = CampaignState::Fold(b.events());
     REQUIRE_FALSE(s.ok());
     CHECK_THAT(s.status().message(), Catch::Contains("unknown candidate"));
+  }
+  SECTION("a ranking with an outcome this attune does not know") {
+    LogBuilder b;
+    b.Propose("c001", 1, "2").Gate("c001", false, "obj.lr").Rank("c001", "sideways");
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == StatusCode::kCorruption);
+    CHECK_THAT(s.status().message(), Catch::Contains("(CandidateRanked)") &&
+                                         Catch::Contains("unknown outcome 'sideways'"));
   }
   SECTION("a missing required field") {
     LogBuilder b;

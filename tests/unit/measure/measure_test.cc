@@ -51,35 +51,35 @@ TEST_CASE("every candidate outcome is decided by RankOutcome", "[measure]") {
   SECTION("refused by the gate") {
     in.gate_pass = false;
     in.candidate_tps = 2000;
-    CHECK(RankOutcome(in) == "refused");
+    CHECK(RankOutcome(in) == Outcome::kRefused);
   }
   SECTION("out of memory") {
     Failure oom;
     oom.kind = FailureKind::kOom;
     in.failure = oom;
-    CHECK(RankOutcome(in) == "failed");
+    CHECK(RankOutcome(in) == Outcome::kFailed);
   }
-  SECTION("failed without a measurement") { CHECK(RankOutcome(in) == "failed"); }
+  SECTION("failed without a measurement") { CHECK(RankOutcome(in) == Outcome::kFailed); }
   SECTION("skipped for the budget") {
     in.skipped = true;
-    CHECK(RankOutcome(in) == "skipped");
+    CHECK(RankOutcome(in) == Outcome::kSkipped);
   }
   SECTION("slower") {
     in.candidate_tps = 900;
-    CHECK(RankOutcome(in) == "slower");
+    CHECK(RankOutcome(in) == Outcome::kSlower);
   }
   SECTION("within noise") {
     in.candidate_tps = 1020;
-    CHECK(RankOutcome(in) == "within_noise");
+    CHECK(RankOutcome(in) == Outcome::kWithinNoise);
   }
   SECTION("new leader") {
     in.candidate_tps = 1100;
-    CHECK(RankOutcome(in) == "new_leader");
+    CHECK(RankOutcome(in) == Outcome::kNewLeader);
   }
   SECTION("a wide band keeps a modest gain within noise") {
     in.candidate_tps = 1100;
     in.band = 0.15;
-    CHECK(RankOutcome(in) == "within_noise");
+    CHECK(RankOutcome(in) == Outcome::kWithinNoise);
   }
 }
 
