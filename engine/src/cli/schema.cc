@@ -1,6 +1,7 @@
 #include "cli/schema.h"
 
 #include "steps/campaign_runner.h"
+#include "steps/step_kinds.h"
 
 namespace attune::cli {
 

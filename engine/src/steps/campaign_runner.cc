@@ -1,7 +1,7 @@
 // RunCampaign: open (or create) the campaign, make sure it runs the workflow and plugins it
 // started with, reconcile jobs left in flight, then run the steps in order from the state.
-#include <cassert>
 #include "steps/campaign_runner.h"
+#include "steps/step_kinds.h"
 
 #include <filesystem>
 #include <fstream>
@@ -251,11 +251,11 @@ std::optional<RunError> Resume(RunContext& ctx, PluginHost& host,
 }
 
 Status RunStepKind(RunContext& ctx, const StepDecl& step) {
-  if (step.uses == "benchmark") return RunBenchmarkStep(ctx, step);
-  if (step.uses == "tune") return RunTuneStep(ctx, step);
-  if (step.uses == "verify") return RunVerifyStep(ctx, step);
-  if (step.uses == "report") return RunReportStep(ctx, step);
-  return Status::InvalidArgument("step '" + step.id + "': unknown kind '" + step.uses + "'");
+  const StepKind* kind = FindStepKind(step.uses);
+  if (kind == nullptr) {
+    return Status::InvalidArgument("step '" + step.id + "': unknown kind '" + step.uses + "'");
+  }
+  return kind->run(ctx, step);
 }
 
 // The engine's boundary: an exception from a plugin call or a codec inside a step becomes a Status
@@ -315,53 +315,6 @@ int Fail(const RunOptions& o, const RunError& e) {
 }
 
 }  // namespace
-
-// The options of each step kind (docs/workflows.md "Steps"): what the steps read, with the types
-// and ranges they can run with. `attune validate` and `attune run` check every step against these
-// before anything is recorded.
-const char kBenchmarkOptions[] = R"json({
-  "type": "object", "additionalProperties": false,
-  "properties": {
-    "repeats": {"type": "integer", "minimum": 1, "maximum": 100, "default": 3,
-                "description": "runs of the baseline, for its time and the noise estimate"}
-  }
-})json";
-const char kTuneOptions[] = R"json({
-  "type": "object", "additionalProperties": false,
-  "properties": {
-    "max_candidates": {"type": "integer", "minimum": 1, "maximum": 100000,
-                       "description": "candidates this step may try (default: budget.max_candidates)"},
-    "agent_retries": {"type": "integer", "minimum": 0, "maximum": 100, "default": 3,
-                      "description": "new proposals asked of the agent after an unusable one"},
-    "infra_retries": {"type": "integer", "minimum": 0, "maximum": 10, "default": 2,
-                      "description": "new runs of a candidate whose run failed for the infrastructure (NCCL timeout, hang, node lost), each charged"}
-  }
-})json";
-const char kVerifyOptions[] = R"json({
-  "type": "object", "additionalProperties": false,
-  "properties": {
-    "repeats": {"type": "integer", "minimum": 1, "maximum": 100, "default": 3,
-                "description": "paired runs of the leader and the baseline"},
-    "infra_retries": {"type": "integer", "minimum": 0, "maximum": 10, "default": 2,
-                      "description": "new runs of a pair's run that failed for the infrastructure, each charged"}
-  }
-})json";
-const char kReportOptions[] = R"json({"type": "object", "additionalProperties": false})json";
-
-WorkflowSchema BuiltinStepSchema() {
-  WorkflowSchema schema;
-  const std::pair<const char*, const char*> kinds[] = {{"benchmark", kBenchmarkOptions},
-                                                       {"tune", kTuneOptions},
-                                                       {"verify", kVerifyOptions},
-                                                       {"report", kReportOptions}};
-  for (const auto& [kind, text] : kinds) {
-    auto parsed = support::JsonSchema::Parse(text);
-    assert(parsed.ok());  // because the schemas above are constants, checked by steps_test
-    schema.step_kinds.emplace(kind, std::move(parsed).value());
-  }
-  schema.condition_names = ConditionNames();
-  return schema;
-}
 
 int RunCampaign(const RunOptions& o) {
   RunContext ctx;

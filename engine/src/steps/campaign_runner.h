@@ -40,8 +40,6 @@ struct RunOptions {
 //   2 usage / invalid workflow, 4 the campaign directory is locked or corrupt.
 int RunCampaign(const RunOptions& options);
 
-// The step kinds and their allowed `with:` keys (for workflow validation).
-WorkflowSchema BuiltinStepSchema();
 
 // `attune status DIR`: the folded state as JSON (read-only; no lock).
 Result<nlohmann::json> CampaignStatusJson(const std::string& campaign_dir);

@@ -7,6 +7,7 @@
 
 #include "../campaign/campaign_fixtures.h"
 #include "steps/campaign_runner.h"
+#include "steps/step_kinds.h"
 #include "steps/job_driver.h"
 #include "steps/steps.h"
 

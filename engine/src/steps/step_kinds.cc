@@ -1,0 +1,75 @@
+// Copyright attune authors.
+#include "steps/step_kinds.h"
+
+#include <cassert>
+
+#include "attune/support/json_schema.h"
+#include "steps/steps.h"
+
+namespace attune {
+namespace {
+
+// The options of each step kind (docs/workflows.md "Steps"): what the steps read, with the types
+// and ranges they can run with. `attune validate` and `attune run` check every step against these
+// before anything is recorded.
+constexpr char kBenchmarkOptions[] = R"json({
+  "type": "object", "additionalProperties": false,
+  "properties": {
+    "repeats": {"type": "integer", "minimum": 1, "maximum": 100, "default": 3,
+                "description": "runs of the baseline, for its time and the noise estimate"}
+  }
+})json";
+constexpr char kTuneOptions[] = R"json({
+  "type": "object", "additionalProperties": false,
+  "properties": {
+    "max_candidates": {"type": "integer", "minimum": 1, "maximum": 100000,
+                       "description": "candidates this step may try (default: budget.max_candidates)"},
+    "agent_retries": {"type": "integer", "minimum": 0, "maximum": 100, "default": 3,
+                      "description": "new proposals asked of the agent after an unusable one"},
+    "infra_retries": {"type": "integer", "minimum": 0, "maximum": 10, "default": 2,
+                      "description": "new runs of a candidate whose run failed for the infrastructure (NCCL timeout, hang, node lost), each charged"}
+  }
+})json";
+constexpr char kVerifyOptions[] = R"json({
+  "type": "object", "additionalProperties": false,
+  "properties": {
+    "repeats": {"type": "integer", "minimum": 1, "maximum": 100, "default": 3,
+                "description": "paired runs of the leader and the baseline"},
+    "infra_retries": {"type": "integer", "minimum": 0, "maximum": 10, "default": 2,
+                      "description": "new runs of a pair's run that failed for the infrastructure, each charged"}
+  }
+})json";
+constexpr char kReportOptions[] = R"json({"type": "object", "additionalProperties": false})json";
+
+
+}  // namespace
+
+const std::vector<StepKind>& StepKinds() {
+  static const std::vector<StepKind> kKinds = {
+      {"benchmark", kBenchmarkOptions, RunBenchmarkStep},
+      {"tune", kTuneOptions, RunTuneStep},
+      {"verify", kVerifyOptions, RunVerifyStep},
+      {"report", kReportOptions, RunReportStep},
+  };
+  return kKinds;
+}
+
+const StepKind* FindStepKind(const std::string& name) {
+  for (const StepKind& kind : StepKinds()) {
+    if (name == kind.name) return &kind;
+  }
+  return nullptr;
+}
+
+WorkflowSchema BuiltinStepSchema() {
+  WorkflowSchema schema;
+  for (const StepKind& kind : StepKinds()) {
+    auto parsed = support::JsonSchema::Parse(kind.options_schema);
+    assert(parsed.ok());  // because the schemas are constants, checked by steps_test
+    schema.step_kinds.emplace(kind.name, std::move(parsed).value());
+  }
+  schema.condition_names = ConditionNames();
+  return schema;
+}
+
+}  // namespace attune
