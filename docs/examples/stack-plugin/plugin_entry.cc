@@ -20,7 +20,8 @@ const char kOptionsSchema[] = R"json({
 
 // Errors are values: a bad option is a Status that attune reports, never an exception.
 attune::Result<std::unique_ptr<attune::Plugin>> CreateToyStack(const attune::PluginContext& ctx) {
-  ATTUNE_RETURN_IF_ERROR(attune::support::ValidateOptions(kOptionsSchema, ctx.config, "stack 'toy'"));
+  ATTUNE_RETURN_IF_ERROR(
+      attune::support::ValidateOptions(kOptionsSchema, ctx.config, "stack 'toy'"));
   const int max_micro_batch = ctx.config.value("max_micro_batch", 8);
   return std::unique_ptr<attune::Plugin>(new toy::ToyStack(max_micro_batch));
 }
@@ -30,4 +31,5 @@ attune::Result<std::unique_ptr<attune::Plugin>> CreateToyStack(const attune::Plu
 // Kind, name (the `stack:` of recipes and workflows), the plugin's own version, the factory, the
 // options schema. The macro also records the plugin ABI version these headers define; attune
 // refuses a library built against other headers.
-ATTUNE_PLUGIN_WITH_OPTIONS(attune::PluginKind::kStack, "toy", "0.1.0", CreateToyStack, kOptionsSchema)
+ATTUNE_PLUGIN_WITH_OPTIONS(attune::PluginKind::kStack, "toy", "0.1.0", CreateToyStack,
+                           kOptionsSchema)

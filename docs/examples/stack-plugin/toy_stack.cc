@@ -66,11 +66,47 @@ bool ParseStepLine(std::string_view text, IterationSample* sample) {
   sample->train_iters = *total;
   sample->step_time_ms = *time_ms;
   if (auto loss = field("loss")) {
-    if (std::isfinite(*loss)) sample->loss = *loss;
-    else sample->nan_iterations = 1;
+    if (std::isfinite(*loss)) {
+      sample->loss = *loss;
+    } else {
+      sample->nan_iterations = 1;
+    }
   }
   if (auto mem = field("mem_gib"); mem && std::isfinite(*mem)) sample->extra["mem_gib"] = *mem;
   return true;
+}
+
+// A launch script as users have it: `export NAME=value` lines and the command, the last other
+// line (comments and blank lines skipped):
+//   export OMP_NUM_THREADS=1
+//   OTHER=1 python3 toy_train.py --micro-batch 2 ...
+// The environment goes to recipe.env, the command's words to the result.
+Result<std::vector<std::string>> CommandOf(std::string_view script, Recipe* recipe) {
+  std::vector<std::string> command;
+  std::string logical;
+  while (!script.empty()) {
+    size_t end = std::min(script.find('\n'), script.size());
+    logical += script.substr(0, end);
+    script.remove_prefix(std::min(end + 1, script.size()));
+    if (!logical.empty() && logical.back() == '\r') logical.pop_back();
+    if (!logical.empty() && logical.back() == '\\' && !script.empty()) {  // continues below
+      logical.back() = ' ';
+      continue;
+    }
+    ATTUNE_ASSIGN_OR_RETURN(std::vector<std::string> words, SplitShellWords(logical));
+    logical.clear();
+    if (words.empty() || words[0][0] == '#') continue;
+    if (words[0] != "export") {
+      command = std::move(words);
+      continue;
+    }
+    for (size_t i = 1; i < words.size(); ++i) {
+      size_t eq = words[i].find('=');
+      if (eq == std::string::npos) continue;
+      recipe->env.emplace_back(words[i].substr(0, eq), words[i].substr(eq + 1));
+    }
+  }
+  return command;
 }
 
 }  // namespace
@@ -92,26 +128,29 @@ std::vector<std::string> ToyStack::MicroBatchValues() const {
   return values;
 }
 
-// "python3 toy_train.py --micro-batch 2 ..." (environment assignments first are kept as env).
 Result<Recipe> ToyStack::ImportLaunch(std::string_view script,
                                       std::vector<std::string>* unknown) const {
-  ATTUNE_ASSIGN_OR_RETURN(std::vector<std::string> words, SplitShellWords(script));
   Recipe recipe;
   recipe.stack = "toy";
   recipe.topology = Topology{1, 1, "cpu"};
+  ATTUNE_ASSIGN_OR_RETURN(std::vector<std::string> words, CommandOf(script, &recipe));
   size_t i = 0;
   for (; i < words.size() && words[i].find('=') != std::string::npos && words[i][0] != '-'; ++i) {
     size_t eq = words[i].find('=');
     recipe.env.emplace_back(words[i].substr(0, eq), words[i].substr(eq + 1));
   }
   for (; i < words.size() && words[i].rfind("--", 0) != 0; ++i) recipe.entry.push_back(words[i]);
-  if (recipe.entry.empty()) return Status::InvalidArgument("toy: the command has no program");
+  if (recipe.entry.empty()) return Status::InvalidArgument("toy: the script runs no program");
   while (i < words.size()) {
     Arg arg{words[i++], {}};
     while (i < words.size() && words[i].rfind("--", 0) != 0) arg.values.push_back(words[i++]);
-    bool known = arg.flag == kMicroBatch || kObjectiveKeys.count(arg.flag) || kNeutralKeys.count(arg.flag);
-    if (known && arg.values.size() == 1) recipe.args.push_back(std::move(arg));
-    else if (unknown) unknown->push_back(arg.flag);
+    bool known =
+        arg.flag == kMicroBatch || kObjectiveKeys.count(arg.flag) || kNeutralKeys.count(arg.flag);
+    if (known && arg.values.size() == 1) {
+      recipe.args.push_back(std::move(arg));
+    } else if (unknown) {
+      unknown->push_back(arg.flag);  // reported to the user, never silently dropped
+    }
   }
   return recipe;
 }
@@ -122,25 +161,30 @@ Status ToyStack::Validate(const Recipe& recipe, const ClusterInfo& /*cluster*/) 
     return Status::InvalidArgument("recipe is for stack '" + recipe.stack + "', not toy");
   }
   if (recipe.entry.empty()) {
-    return Status::InvalidArgument("[toy.entry] the recipe has no entry point; set entry: [python3, toy_train.py]");
+    return Status::InvalidArgument(
+        "[toy.entry] the recipe has no entry point; set entry: [python3, toy_train.py]");
   }
   if (recipe.topology.WorldSize() != 1) {
-    return Status::InvalidArgument("[toy.single_process] toy_train.py runs one process but the topology has " +
-                                   std::to_string(recipe.topology.WorldSize()) +
-                                   " devices; set topology: {nodes: 1, gpus_per_node: 1}");
+    return Status::InvalidArgument(
+        "[toy.single_process] toy_train.py runs one process but the topology has " +
+        std::to_string(recipe.topology.WorldSize()) +
+        " devices; set topology: {nodes: 1, gpus_per_node: 1}");
   }
   for (const auto& arg : recipe.args) {
-    if (arg.flag != kMicroBatch && !kObjectiveKeys.count(arg.flag) && !kNeutralKeys.count(arg.flag)) {
-      return Status::InvalidArgument("[toy.known_flags] toy_train.py has no flag " + arg.flag +
-                                     "; it takes --steps, --global-batch, --micro-batch, --seq-length, --lr, --seed");
+    if (arg.flag != kMicroBatch && !kObjectiveKeys.count(arg.flag) &&
+        !kNeutralKeys.count(arg.flag)) {
+      return Status::InvalidArgument(
+          "[toy.known_flags] toy_train.py has no flag " + arg.flag +
+          "; it takes --steps, --global-batch, --micro-batch, --seq-length, --lr, --seed");
     }
   }
   auto global = IntFlag(recipe, "--global-batch").value_or(16);
   auto micro = IntFlag(recipe, kMicroBatch).value_or(1);
   if (global < 1 || micro < 1 || global % micro != 0) {
-    return Status::InvalidArgument("[toy.batch_divisible] --global-batch " + std::to_string(global) +
-                                   " is not a positive multiple of --micro-batch " + std::to_string(micro) +
-                                   "; pick a micro-batch size that divides the global batch");
+    return Status::InvalidArgument(
+        "[toy.batch_divisible] --global-batch " + std::to_string(global) +
+        " is not a positive multiple of --micro-batch " + std::to_string(micro) +
+        "; pick a micro-batch size that divides the global batch");
   }
   return Status::Ok();
 }
@@ -155,7 +199,8 @@ std::vector<Move> ToyStack::LegalMoves(const Recipe& recipe, const ClusterInfo& 
     Recipe candidate = recipe;
     if (!ApplyChanges(&candidate, {change}).ok()) continue;
     if (!Validate(candidate, cluster).ok() || !CheckObjective(recipe, candidate).pass) continue;
-    moves.push_back(Move{"micro_batch", {change},
+    moves.push_back(Move{"micro_batch",
+                         {change},
                          "micro-batch " + current.value_or("1") + " -> " + value + " (" +
                              std::to_string(global / ParseNumber<int64_t>(value).value_or(1)) +
                              " micro-batches per step)"});
@@ -169,11 +214,14 @@ GateVerdict ToyStack::CheckObjective(const Recipe& baseline, const Recipe& candi
   for (const Change& change : Diff(baseline, candidate)) {
     if (change.key == kMicroBatch || kNeutralKeys.count(change.key)) continue;
     if (kObjectiveKeys.count(change.key)) {
-      return Refuse("obj." + change.key.substr(2), DescribeChange(change) +
-                    " changes what is trained, so the runs are not comparable");
+      return Refuse(
+          "obj." + change.key.substr(2),
+          DescribeChange(change) + " changes what is trained, so the runs are not comparable");
     }
-    return Refuse("fail_closed.unknown_key", change.key + " is neither the toy stack's lever nor "
-                  "one of its objective or run-control keys; refused to stay safe");
+    return Refuse("fail_closed.unknown_key",
+                  change.key +
+                      " is neither the toy stack's lever nor one of its objective or "
+                      "run-control keys; refused to stay safe");
   }
   return GateVerdict{true, "ok", "only the micro-batch size or run control changed", 0};
 }
@@ -228,7 +276,9 @@ Result<Measurement> ToyStack::Measure(const LogParse& parse, const Recipe& recip
   for (size_t i = 0; i < parse.iterations.size(); ++i) {
     const IterationSample& s = parse.iterations[i];
     if (s.loss && m.first_losses.size() < kPairedLosses) m.first_losses.push_back(*s.loss);
-    if (auto mem = s.extra.find("mem_gib"); mem != s.extra.end()) peak = std::max(peak, mem->second);
+    if (auto mem = s.extra.find("mem_gib"); mem != s.extra.end()) {
+      peak = std::max(peak, mem->second);
+    }
     if (i >= kWarmupSteps) times.push_back(s.step_time_ms / 1000);
   }
   m.iterations_used = static_cast<int>(times.size());
@@ -252,10 +302,16 @@ Failure ToyStack::Triage(std::string_view log, const JobEnd& end) const {
     f.hint = "the micro-batch does not fit in device memory; lower --micro-batch";
     return f;
   }
-  if (end.launcher_state == "cancelled") f.kind = FailureKind::kCancelled;
-  else if (end.launcher_state == "timed_out") f.kind = FailureKind::kTimeLimit;
-  else if (end.launcher_state == "node_failure") f.kind = FailureKind::kNodeFailure;
-  else if (end.exit_code != 0 || end.launcher_state == "failed") f.kind = FailureKind::kUnknown;
+  // No signature matched: how the job ended decides.
+  if (end.launcher_state == "cancelled") {
+    f.kind = FailureKind::kCancelled;
+  } else if (end.launcher_state == "timed_out") {
+    f.kind = FailureKind::kTimeLimit;
+  } else if (end.launcher_state == "node_failure") {
+    f.kind = FailureKind::kNodeFailure;
+  } else if (end.exit_code != 0 || end.launcher_state == "failed") {
+    f.kind = FailureKind::kUnknown;
+  }
   f.infrastructure = f.kind == FailureKind::kNodeFailure;
   if (f.kind == FailureKind::kUnknown) f.hint = "no known signature; read the end of the log";
   return f;
@@ -285,12 +341,16 @@ std::vector<Diagnosis> ToyStack::Diagnose(const Recipe& recipe, const Measuremen
 
 nlohmann::json ToyStack::Describe() const {
   return {{"stack", "toy"},
-          {"levers", {{{"id", "micro_batch"}, {"key", kMicroBatch}, {"values", MicroBatchValues()},
-                       {"addresses", levers_[0].addresses}}}},
+          {"levers",
+           {{{"id", "micro_batch"},
+             {"key", kMicroBatch},
+             {"values", MicroBatchValues()},
+             {"addresses", levers_[0].addresses}}}},
           {"objective_keys", kObjectiveKeys},
           {"neutral", kNeutralKeys},
-          {"constraints", {{{"id", "toy.single_process"}, {"rule", "nodes × gpus_per_node == 1"}},
-                           {{"id", "toy.batch_divisible"}, {"rule", "global batch % micro-batch == 0"}}}}};
+          {"constraints",
+           {{{"id", "toy.single_process"}, {"rule", "nodes × gpus_per_node == 1"}},
+            {{"id", "toy.batch_divisible"}, {"rule", "global batch % micro-batch == 0"}}}}};
 }
 
 }  // namespace toy
