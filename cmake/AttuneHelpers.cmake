@@ -1,39 +1,8 @@
 # Helpers shared by every CMakeLists.txt in the tree: one adds a plugin, one adds a test.
 
-# Warnings for every attune target.
-function(attune_set_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
-  if(ATTUNE_WERROR)
-    target_compile_options(${target} PRIVATE -Werror)
-  endif()
-endfunction()
-
-# attune_add_plugin(NAME KIND SOURCES a.cc b.cc [LIBS x y] [DATA_DIR dir])
-# Builds:
-#   attune_<kind>_<name>_lib  a static library of the plugin's code (for unit tests), and
-#   attune_<kind>_<name>      the MODULE loaded by the host, into ${ATTUNE_PLUGIN_OUTPUT_DIR}.
-# The module exports only the Boost.DLL alias (-fvisibility=hidden).
-function(attune_add_plugin name kind)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;ENTRY" ${ARGN})
-  set(lib attune_${kind}_${name}_lib)
-  set(mod attune_${kind}_${name})
-  add_library(${lib} STATIC ${ARG_SOURCES})
-  target_link_libraries(${lib} PUBLIC attune::api attune::support ${ARG_LIBS})
-  target_include_directories(${lib} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
-  set_target_properties(${lib} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
-  attune_set_warnings(${lib})
-  if(NOT ARG_ENTRY)
-    message(FATAL_ERROR "attune_add_plugin(${name}): ENTRY <file.cc> (the file with ATTUNE_PLUGIN) is required")
-  endif()
-  add_library(${mod} MODULE ${ARG_ENTRY})
-  target_link_libraries(${mod} PRIVATE ${lib})
-  set_target_properties(${mod} PROPERTIES
-    PREFIX "" CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
-    LIBRARY_OUTPUT_DIRECTORY "${ATTUNE_PLUGIN_OUTPUT_DIR}")
-  attune_set_warnings(${mod})
-  install(TARGETS ${mod} LIBRARY DESTINATION lib/attune/plugins)
-  set_property(GLOBAL APPEND PROPERTY ATTUNE_PLUGINS ${mod})
-endfunction()
+# attune_set_warnings and attune_add_plugin: shared with plugins built out of tree (installed with
+# the CMake package, docs/plugins.md "Building a plugin out of tree").
+include(${CMAKE_CURRENT_LIST_DIR}/AttunePlugin.cmake)
 
 # attune_add_test(NAME SOURCES a.cc [LIBS x] [LABELS l] [TIMEOUT s])
 # A Catch2 v2 test executable registered with CTest. The default run skips tests tagged [.slow].

@@ -73,8 +73,8 @@ class PluginHost {
   std::unique_ptr<Impl> impl_;
 };
 
-// The folder holding stacks/, skill/, workflows/: ATTUNE_DATA_DIR, else the source tree this
-// binary was built from, else <prefix>/share/attune.
+// The folder holding stacks/, skill/, workflows/: ATTUNE_DATA_DIR, else the source tree of a
+// binary that lives in its build tree, else <exe dir>/../share/attune (an installed binary).
 std::string DefaultDataDir();
 
 // Name suggestions live in the support library; the engine uses them unqualified.

@@ -55,13 +55,15 @@ std::vector<std::string> PluginHost::DefaultSearchPath(const std::vector<std::st
 
 std::string DefaultDataDir() {
   if (const char* env = std::getenv("ATTUNE_DATA_DIR"); env && *env) return env;
+  std::string exe_dir = ExecutableDir();
+  // As for plugins: the source tree's data only for binaries of the build tree, and the installed
+  // data (cmake/AttuneInstall.cmake) for installed binaries, even where the source tree still
+  // exists, so that an installation runs on what it installed.
   std::error_code ec;
-#ifdef ATTUNE_SOURCE_TREE_DIR
-  if (fs::is_directory(fs::path(ATTUNE_SOURCE_TREE_DIR) / "stacks", ec)) {
+  if (IsUnder(exe_dir, ATTUNE_BUILD_DIR) &&
+      fs::is_directory(fs::path(ATTUNE_SOURCE_TREE_DIR) / "stacks", ec)) {
     return ATTUNE_SOURCE_TREE_DIR;
   }
-#endif
-  std::string exe_dir = ExecutableDir();
   return exe_dir.empty() ? "" : (fs::path(exe_dir).parent_path() / "share/attune").string();
 }
 
