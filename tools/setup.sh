@@ -12,7 +12,10 @@
 # (one line per step); on failure it names the step, shows the end of its log and exits 1.
 #
 # Environment: ATTUNE_BUILD_DIR (default build), ATTUNE_JOBS (default: number of CPUs),
-#              ATTUNE_CMAKE_ARGS (extra configure arguments).
+#              ATTUNE_CMAKE_ARGS (extra configure arguments). CI (.ci/run) passes
+#              -DATTUNE_WERROR=ON there, so that any warning fails its build; without it warnings
+#              stay warnings (another compiler's new warning must not break a user's build). The
+#              setting is cached in the build directory: -DATTUNE_WERROR=OFF turns it off again.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

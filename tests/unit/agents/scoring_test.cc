@@ -19,6 +19,14 @@ bool Has(const std::vector<std::string>& list, const std::string& s) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }
 
+// A failure of `kind` whose triage rule is "x" (the other fields keep their defaults).
+attune::Failure Failed(attune::FailureKind kind) {
+  attune::Failure f;
+  f.kind = kind;
+  f.signature = "x";
+  return f;
+}
+
 }  // namespace
 
 TEST_CASE("a move's direction follows switches, numbers and known orders", "[agents][scoring]") {
@@ -80,7 +88,7 @@ TEST_CASE("a failed move bans its lever's change but not the companion that came
   r.changes = {{"--tensor-model-parallel-size", std::nullopt, "2"},
                {"env:CUDA_DEVICE_MAX_CONNECTIONS", std::nullopt, "1"}};
   r.outcome = attune::Outcome::kFailed;
-  r.failure = attune::Failure{attune::FailureKind::kConfigError, "x", "", 0, "", false};
+  r.failure = Failed(attune::FailureKind::kConfigError);
   view.history.push_back(r);
   auto tried = attune::agents::CollectTried(view);
   CHECK(tried.banned.count({"--tensor-model-parallel-size", "2"}) == 1);
@@ -98,7 +106,8 @@ TEST_CASE("an infrastructure failure bans no change but its recipe counts as tri
   r.lever_id = "micro_batch_size";
   r.changes = {{"--micro-batch-size", "1", "2"}};
   r.outcome = attune::Outcome::kFailed;
-  r.failure = attune::Failure{attune::FailureKind::kNodeFailure, "x", "", 0, "", true};
+  r.failure = Failed(attune::FailureKind::kNodeFailure);
+  r.failure->infrastructure = true;
   view.history.push_back(r);
   auto tried = attune::agents::CollectTried(view);
   CHECK(tried.banned.empty());

@@ -98,7 +98,11 @@ void Record(CampaignView* view, const Proposal& proposal, const std::string& out
   REQUIRE(parsed);
   r.outcome = *parsed;
   r.agent_meta = proposal.meta;
-  if (failure) r.failure = Failure{*failure, "test", "", 0, "", false};
+  if (failure) {
+    r.failure = Failure{};
+    r.failure->kind = *failure;
+    r.failure->signature = "test";
+  }
   view->history.push_back(r);
   view->proposal_index = r.index + 1;
   view->seed = 42 + static_cast<uint64_t>(r.index);

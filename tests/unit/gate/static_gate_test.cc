@@ -24,7 +24,18 @@ Recipe Baseline() {
   return *r;
 }
 
-const ClusterInfo kH100{"H100", 80, 989, 8, 1, 9, false};
+// Field by field, so that a field added to ClusterInfo keeps its default here (GCC 12 warns on an
+// aggregate initializer that leaves one out, designated or not).
+const ClusterInfo kH100 = [] {
+  ClusterInfo c;
+  c.device_type = "H100";
+  c.device_memory_gib = 80;
+  c.peak_tflops = 989;
+  c.devices_per_node = 8;
+  c.max_nodes = 1;
+  c.compute_capability_major = 9;
+  return c;
+}();
 
 TEST_CASE("the gate refuses a candidate that runs another program", "[gate]") {
   auto stack = MegatronStack();

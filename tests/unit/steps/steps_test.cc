@@ -45,7 +45,8 @@ TEST_CASE("the built-in step schema declares each kind's options with types and 
 
 TEST_CASE("the names if: may use are exactly those the state provides", "[steps]") {
   std::set<std::string> provided;
-  for (const auto& [name, value] : ConditionValues(CampaignState{})) provided.insert(name);
+  const CampaignState empty;
+  for (const auto& [name, value] : ConditionValues(empty)) provided.insert(name);
   CHECK(provided == ConditionNames());
   CHECK(BuiltinStepSchema().condition_names == ConditionNames());
 }
