@@ -217,7 +217,7 @@ TEST_CASE("a candidate whose run failed for the infrastructure runs again; its l
   for (const auto& c : s.candidates) {
     std::vector<const JobRecord*> jobs;  // its tuning runs (verify pairs are checked below)
     for (const auto& name : c.jobs) {
-      if (s.FindJob(name)->purpose == "candidate") jobs.push_back(s.FindJob(name));
+      if (s.FindJob(name)->purpose == JobPurpose::kCandidate) jobs.push_back(s.FindJob(name));
     }
     if (jobs.empty()) continue;
     INFO(c.id << " " << OutcomeName(c.outcome));
@@ -242,7 +242,7 @@ TEST_CASE("a candidate whose run failed for the infrastructure runs again; its l
   for (const std::string& who : {s.leader_id, std::string("baseline")}) {
     for (int p = 1; p <= 3; ++p) {
       std::vector<const JobRecord*> runs;
-      for (const JobRecord* j : s.JobsOf(who, "verify")) {
+      for (const JobRecord* j : s.JobsOf(who, JobPurpose::kVerify)) {
         if (j->pair == p) runs.push_back(j);
       }
       if (runs.empty()) continue;  // the leader stayed the baseline, or the budget ran out

@@ -43,7 +43,7 @@ const Recipe* CampaignState::RecipeOf(const std::string& id) const {
 }
 
 std::vector<const JobRecord*> CampaignState::JobsOf(const std::string& id,
-                                                   const std::string& purpose) const {
+                                                   JobPurpose purpose) const {
   std::vector<const JobRecord*> out;
   for (const auto& j : jobs) {
     if (j.candidate == id && j.purpose == purpose && j.Counts()) out.push_back(&j);
@@ -52,12 +52,11 @@ std::vector<const JobRecord*> CampaignState::JobsOf(const std::string& id,
 }
 
 std::vector<Measurement> CampaignState::MeasurementsOf(const std::string& id,
-                                                       const std::string& purpose) const {
+                                                       std::optional<JobPurpose> purpose) const {
   std::vector<Measurement> out;
   for (const auto& j : jobs) {
     if (j.candidate != id || !j.Counts() || !j.measurement || j.failure) continue;
-    const bool tuning = j.purpose == events::kPurposeBaseline || j.purpose == events::kPurposeCandidate;
-    if (purpose.empty() ? tuning : j.purpose == purpose) out.push_back(*j.measurement);
+    if (purpose ? j.purpose == *purpose : IsTuning(j.purpose)) out.push_back(*j.measurement);
   }
   return out;
 }
@@ -88,8 +87,7 @@ std::optional<Measurement> CampaignState::MeasurementOf(const std::string& id) c
 std::vector<Diagnosis> CampaignState::DiagnosisOf(const std::string& id) const {
   std::vector<const JobRecord*> runs;
   for (const auto& j : jobs) {
-    const bool tuning = j.purpose == events::kPurposeBaseline || j.purpose == events::kPurposeCandidate;
-    if (j.candidate == id && tuning && j.Counts() && j.measurement && !j.failure) runs.push_back(&j);
+    if (j.candidate == id && IsTuning(j.purpose) && j.Counts() && j.measurement && !j.failure) runs.push_back(&j);
   }
   auto i = MedianRunIndex(runs, [](const JobRecord* j) { return j->measurement->tokens_per_s_per_gpu; });
   if (!i) return {};
@@ -117,8 +115,7 @@ int CampaignState::FailedJobs() const {
   return n;
 }
 
-int CampaignState::NextAttempt(const std::string& candidate, const std::string& purpose,
-                               int pair) const {
+int CampaignState::NextAttempt(const std::string& candidate, JobPurpose purpose, int pair) const {
   int n = 0;
   for (const auto& j : jobs) {
     if (j.candidate == candidate && j.purpose == purpose && j.pair == pair) ++n;

@@ -225,7 +225,13 @@ Status CampaignState::ApplyRequested(const json& d) {
   j.name = d.at("job").get<std::string>();
   if (FindJob(j.name)) return Malformed(events::kJobRequested, "job " + j.name + " requested twice");
   j.candidate = d.at("candidate").get<std::string>();
-  j.purpose = d.at("purpose").get<std::string>();
+  const auto purpose_name = d.at("purpose").get<std::string>();
+  const std::optional<JobPurpose> purpose = JobPurposeFromName(purpose_name);
+  if (!purpose) {
+    return Malformed(events::kJobRequested, "job " + j.name + " has the unknown purpose '" +
+                                                purpose_name + "' (baseline, candidate or verify)");
+  }
+  j.purpose = *purpose;
   j.step = d.value("step", "");
   j.attempt = d.value("attempt", 1);
   j.pair = d.value("pair", 0);

@@ -25,6 +25,7 @@
 #include "attune/metrics.h"
 #include "attune/recipe.h"
 #include "attune/status.h"
+#include "campaign/events.h"
 #include "log/event_log.h"
 
 namespace attune {
@@ -80,7 +81,7 @@ struct StepRecord {
 struct JobRecord {
   std::string name;
   std::string candidate;  // "baseline" or a candidate id
-  std::string purpose;    // baseline, candidate, verify
+  JobPurpose purpose = JobPurpose::kCandidate;
   std::string step;
   int attempt = 1;
   int pair = 0;           // verify pairs: 1-based pair index; 0 otherwise
@@ -218,20 +219,21 @@ class CampaignState {
   std::vector<const JobRecord*> InFlightJobs() const;
   // The recipe of "baseline" or a candidate; nullptr when unknown.
   const Recipe* RecipeOf(const std::string& id) const;
-  // Successful measurements of `id` from jobs of the given purpose ("" = baseline or candidate).
+  // Successful measurements of `id` from jobs of the given purpose (none: the tuning runs, i.e.
+  // baseline or candidate).
   std::vector<Measurement> MeasurementsOf(const std::string& id,
-                                          const std::string& purpose = "") const;
+                                          std::optional<JobPurpose> purpose = std::nullopt) const;
   // The representative measurement (the run with the median throughput, lower median).
   std::optional<Measurement> MeasurementOf(const std::string& id) const;
   // The diagnosis recorded with the representative run of `id`.
   std::vector<Diagnosis> DiagnosisOf(const std::string& id) const;
   // Jobs (counting ones) of `id` for `purpose`.
-  std::vector<const JobRecord*> JobsOf(const std::string& id, const std::string& purpose) const;
+  std::vector<const JobRecord*> JobsOf(const std::string& id, JobPurpose purpose) const;
   // The previous leader before the current one ("baseline" when none).
   std::string PreviousLeader() const;
   int FailedJobs() const;
-  // Next free attempt number for a job label (candidate id or purpose).
-  int NextAttempt(const std::string& candidate, const std::string& purpose, int pair) const;
+  // Next free attempt number for the jobs of `candidate` with this purpose and pair.
+  int NextAttempt(const std::string& candidate, JobPurpose purpose, int pair) const;
   // Cost to reserve for one job of `recipe`: devices × job time limit, in hours.
   // The time limit of the next job: the workflow's job_time_limit_s, or, once the baseline has a
   // measured run and time_limit_factor > 0, min(job_time_limit_s, max(kMinDerivedTimeLimitS,

@@ -6,6 +6,9 @@
 #ifndef ATTUNE_ENGINE_CAMPAIGN_EVENTS_H_
 #define ATTUNE_ENGINE_CAMPAIGN_EVENTS_H_
 
+#include <optional>
+#include <string_view>
+
 namespace attune::events {
 
 inline constexpr char kCampaignStarted[] = "CampaignStarted";
@@ -29,14 +32,36 @@ inline constexpr char kCampaignPaused[] = "CampaignPaused";
 inline constexpr char kCampaignFinished[] = "CampaignFinished";
 inline constexpr char kReportWritten[] = "ReportWritten";
 
-// Job purposes (JobRequested.purpose).
-inline constexpr char kPurposeBaseline[] = "baseline";
-inline constexpr char kPurposeCandidate[] = "candidate";
-inline constexpr char kPurposeVerify[] = "verify";
-
 // The id under which the baseline recipe appears wherever a candidate id may.
 inline constexpr char kBaselineId[] = "baseline";
 
 }  // namespace attune::events
+
+namespace attune {
+
+// Why a job runs (JobRequested.purpose): measuring the baseline, measuring a candidate, or a
+// paired-loss verification run. The names are what the log stores; the fold refuses any other.
+enum class JobPurpose { kBaseline, kCandidate, kVerify };
+
+constexpr std::string_view JobPurposeName(JobPurpose p) {
+  switch (p) {
+    case JobPurpose::kBaseline: return "baseline";
+    case JobPurpose::kCandidate: return "candidate";
+    case JobPurpose::kVerify: return "verify";
+  }
+  return "?";
+}
+
+constexpr std::optional<JobPurpose> JobPurposeFromName(std::string_view name) {
+  for (JobPurpose p : {JobPurpose::kBaseline, JobPurpose::kCandidate, JobPurpose::kVerify}) {
+    if (JobPurposeName(p) == name) return p;
+  }
+  return std::nullopt;
+}
+
+// Runs whose throughput ranks the recipe (not verification runs).
+constexpr bool IsTuning(JobPurpose p) { return p != JobPurpose::kVerify; }
+
+}  // namespace attune
 
 #endif  // ATTUNE_ENGINE_CAMPAIGN_EVENTS_H_

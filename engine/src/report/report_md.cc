@@ -14,7 +14,7 @@ namespace {
 // The campaign never measured its baseline: nothing was compared, so nothing can be recommended.
 std::string BaselineFailedSection(const CampaignState& state) {
   std::string out = "## Result\n\n";
-  const auto jobs = state.JobsOf(events::kBaselineId, events::kPurposeBaseline);
+  const auto jobs = state.JobsOf(events::kBaselineId, JobPurpose::kBaseline);
   double spent = 0;
   for (const JobRecord* j : jobs) spent += j->charged_gpu_hours;
   out += fmt::format("**The baseline was never measured**: {} baseline run{} ended without a "

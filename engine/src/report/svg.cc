@@ -21,7 +21,7 @@ struct Scale {
 
 bool IsTuningRun(const JobRecord& j) {
   return j.finished && !j.cancelled_by_engine &&
-         (j.purpose == events::kPurposeBaseline || j.purpose == events::kPurposeCandidate);
+         IsTuning(j.purpose);
 }
 
 Scale MakeScale(const CampaignState& state) {
@@ -83,7 +83,7 @@ std::string Runs(const CampaignState& state, const Scale& s) {
     if (!IsTuningRun(j)) continue;
     const double x = s.X(j.charged_total_after);
     if (j.measurement && !j.failure) {
-      const char* color = j.purpose == events::kPurposeBaseline ? "#888" : "#36c";
+      const char* color = j.purpose == JobPurpose::kBaseline ? "#888" : "#36c";
       out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"><title>{}</title></circle>\n",
                          x, s.Y(j.measurement->tokens_per_s_per_gpu), color, j.name);
     } else {

@@ -34,7 +34,7 @@ json StatusOf(const CampaignState& s) {
   const auto* leader = s.FindCandidate(s.leader_id);
   // A baseline whose runs all ended without a measurement, said plainly with the last failure.
   json baseline_failed;
-  const auto baseline_jobs = s.JobsOf(events::kBaselineId, events::kPurposeBaseline);
+  const auto baseline_jobs = s.JobsOf(events::kBaselineId, JobPurpose::kBaseline);
   const bool any_finished = std::any_of(baseline_jobs.begin(), baseline_jobs.end(),
                                         [](const JobRecord* j) { return j->Counts(); });
   if (any_finished && !s.MeasurementOf(events::kBaselineId)) {

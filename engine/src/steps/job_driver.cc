@@ -280,7 +280,7 @@ Result<bool> MaybeStopEarly(RunContext& ctx, const JobRecord& job) {
 }  // namespace
 
 std::string JobName(const std::string& campaign_id, const JobAsk& ask, int attempt) {
-  if (ask.purpose == events::kPurposeVerify) {
+  if (ask.purpose == JobPurpose::kVerify) {
     return fmt::format("{}-verify-{}-p{}-{}", campaign_id, ask.candidate, ask.pair, attempt);
   }
   return fmt::format("{}-{}-{}", campaign_id, ask.candidate, attempt);
@@ -309,7 +309,7 @@ Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask) {
   ATTUNE_RETURN_IF_ERROR(CheckBenchmarkForm(*ctx.stack, *recipe, run));
   json data{{"job", name},
             {"candidate", ask.candidate},
-            {"purpose", ask.purpose},
+            {"purpose", JobPurposeName(ask.purpose)},
             {"step", ask.step},
             {"attempt", attempt},
             {"pair", ask.pair},

@@ -19,7 +19,7 @@ namespace attune {
 
 struct JobAsk {
   std::string candidate;  // "baseline" or a candidate id
-  std::string purpose;    // events::kPurpose*
+  JobPurpose purpose = JobPurpose::kCandidate;
   int pair = 0;           // verify pair index (1-based), else 0
   std::string step;
 };

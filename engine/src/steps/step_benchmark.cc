@@ -27,7 +27,7 @@ bool Deterministic(const JobRecord& job) {
 
 Status RunBenchmarkStep(RunContext& ctx, const StepDecl& step) {
   const int repeats = step.with.value("repeats", 3);
-  const JobAsk ask{events::kBaselineId, events::kPurposeBaseline, 0, step.id};
+  const JobAsk ask{events::kBaselineId, JobPurpose::kBaseline, 0, step.id};
   while (true) {
     if (ctx.StopRequested()) return StopStatus();
     const auto jobs = ctx.state.JobsOf(ask.candidate, ask.purpose);

@@ -145,7 +145,7 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
     return Rank(ctx, c, true);
   }
   ATTUNE_ASSIGN_OR_RETURN(std::string name,
-                          RequestJob(ctx, JobAsk{c.id, events::kPurposeCandidate, 0, step.id}));
+                          RequestJob(ctx, JobAsk{c.id, JobPurpose::kCandidate, 0, step.id}));
   return DriveJob(ctx, name);
 }
 

@@ -36,7 +36,7 @@ Status CheckLeaderLosses(RunContext& ctx) {
 // again, so that a pair is not lost to bad luck.
 bool Settled(const CampaignState& state, const std::string& who, int pair, int infra_retries) {
   int infrastructure = 0;
-  for (const auto* j : state.JobsOf(who, events::kPurposeVerify)) {
+  for (const auto* j : state.JobsOf(who, JobPurpose::kVerify)) {
     if (j->pair != pair) continue;
     if (!j->FailedForInfrastructure()) return true;
     ++infrastructure;
@@ -49,14 +49,14 @@ std::optional<JobAsk> NextPairJob(const CampaignState& state, const StepDecl& st
   const int infra_retries = step.with.value("infra_retries", kDefaultInfraRetries);
   for (int p = 1; p <= pairs; ++p) {
     for (const std::string& who : {state.leader_id, std::string(events::kBaselineId)}) {
-      if (!Settled(state, who, p, infra_retries)) return JobAsk{who, events::kPurposeVerify, p, step.id};
+      if (!Settled(state, who, p, infra_retries)) return JobAsk{who, JobPurpose::kVerify, p, step.id};
     }
   }
   return std::nullopt;
 }
 
 std::optional<double> PairTps(const CampaignState& state, const std::string& who, int pair) {
-  for (const auto* j : state.JobsOf(who, events::kPurposeVerify)) {
+  for (const auto* j : state.JobsOf(who, JobPurpose::kVerify)) {
     if (j->pair == pair && j->measurement && !j->failure) return j->measurement->tokens_per_s_per_gpu;
   }
   return std::nullopt;

@@ -77,8 +77,8 @@ TEST_CASE("the representative measurement is the run with the median throughput"
   CampaignState s = LogBuilder().BaselineRun(1, 1000).BaselineRun(2, 900).BaselineRun(3, 1100).Fold();
   CHECK(s.MeasurementsOf("baseline").size() == 3);
   CHECK(s.MeasurementOf("baseline")->tokens_per_s_per_gpu == 1000);
-  CHECK(s.JobsOf("baseline", "baseline").size() == 3);
-  CHECK(s.NextAttempt("baseline", "baseline", 0) == 4);
+  CHECK(s.JobsOf("baseline", JobPurpose::kBaseline).size() == 3);
+  CHECK(s.NextAttempt("baseline", JobPurpose::kBaseline, 0) == 4);
 }
 
 TEST_CASE("a job cancelled by the engine does not count as a result", "[fold]") {
@@ -88,10 +88,10 @@ TEST_CASE("a job cancelled by the engine does not count as a result", "[fold]") 
   cancelled.kind = FailureKind::kCancelled;
   b.Finish("t-baseline-1", 30, std::nullopt, cancelled, /*cancelled=*/true);
   CampaignState s = b.Fold();
-  CHECK(s.JobsOf("baseline", "baseline").empty());
+  CHECK(s.JobsOf("baseline", JobPurpose::kBaseline).empty());
   CHECK(s.FailedJobs() == 0);
   CHECK(s.ledger.charged == Approx(2 * 30.0 / 3600));  // the time it ran is still charged
-  CHECK(s.NextAttempt("baseline", "baseline", 0) == 2);
+  CHECK(s.NextAttempt("baseline", JobPurpose::kBaseline, 0) == 2);
 }
 
 TEST_CASE("a job whose cancellation was requested is the engine's even if its end says otherwise", "[fold]") {
@@ -106,9 +106,9 @@ TEST_CASE("a job whose cancellation was requested is the engine's even if its en
   b.Finish("t-baseline-1", 30, TestMeasurement(1000), std::nullopt, /*cancelled=*/false);
   s = b.Fold();
   CHECK(s.FindJob("t-baseline-1")->cancelled_by_engine);
-  CHECK(s.JobsOf("baseline", "baseline").empty());
+  CHECK(s.JobsOf("baseline", JobPurpose::kBaseline).empty());
   CHECK(s.ledger.charged == Approx(2 * 30.0 / 3600));
-  CHECK(s.NextAttempt("baseline", "baseline", 0) == 2);
+  CHECK(s.NextAttempt("baseline", JobPurpose::kBaseline, 0) == 2);
 }
 
 // A JobFinished of a job stopped early, as the job driver writes it: the launcher's cancelled end,
@@ -147,7 +147,7 @@ TEST_CASE("a job stopped early is a measured run of its candidate, charged what 
   CHECK(s.MeasurementsOf("baseline").size() == 1);
   CHECK(s.ledger.charged == Approx(2 * 40.0 / 3600));
   CHECK(s.ledger.reserved == Approx(0).margin(1e-12));
-  CHECK(s.NextAttempt("baseline", "baseline", 0) == 2);
+  CHECK(s.NextAttempt("baseline", JobPurpose::kBaseline, 0) == 2);
 }
 
 TEST_CASE("a stop the log cannot have made is corruption", "[fold][early_stop]") {
@@ -357,6 +357,15 @@ TEST_CASE("logs that cannot be folded are refused with the seq and the reason", 
     CHECK(s.status().code() == StatusCode::kCorruption);
     CHECK_THAT(s.status().message(), Catch::Contains("(CandidateRanked)") &&
                                          Catch::Contains("unknown outcome 'sideways'"));
+  }
+  SECTION("a job with a purpose this attune does not know") {
+    LogBuilder b;
+    b.Request("j", "baseline", "warmup");
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == StatusCode::kCorruption);
+    CHECK_THAT(s.status().message(), Catch::Contains("(JobRequested)") &&
+                                         Catch::Contains("unknown purpose 'warmup'"));
   }
   SECTION("a missing required field") {
     LogBuilder b;

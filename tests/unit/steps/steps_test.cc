@@ -18,9 +18,9 @@ using testing::LogBuilder;
 using nlohmann::json;
 
 TEST_CASE("job names are deterministic from campaign, candidate, pair and attempt", "[steps]") {
-  CHECK(JobName("camp", JobAsk{"c003", "candidate", 0, "tune"}, 1) == "camp-c003-1");
-  CHECK(JobName("camp", JobAsk{"baseline", "baseline", 0, "b"}, 2) == "camp-baseline-2");
-  CHECK(JobName("camp", JobAsk{"c003", "verify", 2, "v"}, 1) == "camp-verify-c003-p2-1");
+  CHECK(JobName("camp", JobAsk{"c003", JobPurpose::kCandidate, 0, "tune"}, 1) == "camp-c003-1");
+  CHECK(JobName("camp", JobAsk{"baseline", JobPurpose::kBaseline, 0, "b"}, 2) == "camp-baseline-2");
+  CHECK(JobName("camp", JobAsk{"c003", JobPurpose::kVerify, 2, "v"}, 1) == "camp-verify-c003-p2-1");
 }
 
 TEST_CASE("the built-in step schema declares each kind's options with types and ranges",
