@@ -298,9 +298,15 @@ double JobReservation(const RunContext& ctx, const Recipe& recipe) {
   return ctx.state.ReservationFor(JobDevices(ctx, recipe));
 }
 
-Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask) {
+bool CanAfford(const RunContext& ctx, const Recipe& recipe) {
+  return ctx.state.ledger.Fits(JobReservation(ctx, recipe));
+}
+
+Result<std::optional<std::string>> TryRequestJob(RunContext& ctx, const JobAsk& ask) {
   const Recipe* recipe = ctx.state.RecipeOf(ask.candidate);
   if (!recipe) return Status::Internal("no recipe for '" + ask.candidate + "'");
+  const double reservation = JobReservation(ctx, *recipe);
+  if (!ctx.state.ledger.Fits(reservation)) return std::optional<std::string>();
   const int attempt = ctx.state.NextAttempt(ask.candidate, ask.purpose, ask.pair);
   const std::string name = JobName(ctx.state.campaign_id, ask, attempt);
   // The stack's benchmark form, decided once and recorded: a replay (or a newer plugin) launches
@@ -318,9 +324,9 @@ Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask) {
             {"nodes", JobNodes(ctx, *recipe)},
             {"devices", JobDevices(ctx, *recipe)},
             {"time_limit_s", ctx.state.TimeLimitForNextJob()},
-            {"reserved_gpu_hours", JobReservation(ctx, *recipe)}};
+            {"reserved_gpu_hours", reservation}};
   ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kJobRequested, data}}));
-  return name;
+  return std::optional<std::string>(name);
 }
 
 Status DriveJob(RunContext& ctx, const std::string& name) {

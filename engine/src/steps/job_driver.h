@@ -1,13 +1,14 @@
 // Copyright attune authors.
 //
-// Jobs, from intent to result: RequestJob records JobRequested (the reservation) before anything
-// touches the launcher; DriveJob takes a requested job to its JobFinished, whatever happened in
+// Jobs, from intent to result: TryRequestJob records JobRequested (the reservation, only when the
+// ledger has room) before anything touches the launcher; DriveJob takes a requested job to its JobFinished, whatever happened in
 // between (never submitted, submitted, running, finished while the engine was down). Because a
 // job's name is deterministic and Submit is idempotent by name, driving a job twice never runs
 // it twice.
 #ifndef ATTUNE_ENGINE_STEPS_JOB_DRIVER_H_
 #define ATTUNE_ENGINE_STEPS_JOB_DRIVER_H_
 
+#include <optional>
 #include <string>
 
 #include "attune/launcher.h"
@@ -33,10 +34,14 @@ int JobDevices(const RunContext& ctx, const Recipe& recipe);
 int JobNodes(const RunContext& ctx, const Recipe& recipe);
 // The reservation a job of `recipe` would make now.
 double JobReservation(const RunContext& ctx, const Recipe& recipe);
+// True when the ledger has room for a job of `recipe` now (what TryRequestJob would decide).
+bool CanAfford(const RunContext& ctx, const Recipe& recipe);
 
-// Records JobRequested for `ask` with its reservation. Precondition: the reservation fits the
-// ledger (callers check first, so that they can record why they stop). Returns the job's name.
-Result<std::string> RequestJob(RunContext& ctx, const JobAsk& ask);
+// The one place a reservation is made: records JobRequested for `ask` with its reservation when
+// that fits what the ledger has left, and returns the job's name; returns nullopt, recording
+// nothing, when it does not fit (the caller records why it stops). An ask for an unknown recipe
+// is an Internal error.
+Result<std::optional<std::string>> TryRequestJob(RunContext& ctx, const JobAsk& ask);
 
 // Submits (when needed), polls and records the result of a requested job. Returns StopStatus()
 // when a stop was requested while the job ran (with --on-stop cancel the job is cancelled and its

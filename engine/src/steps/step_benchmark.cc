@@ -44,11 +44,9 @@ Status RunBenchmarkStep(RunContext& ctx, const StepDecl& step) {
       const bool measured = !ctx.state.MeasurementsOf(events::kBaselineId).empty();
       return FinishStep(ctx, step, measured ? "done" : "baseline_failed");
     }
-    if (!ctx.state.ledger.Fits(JobReservation(ctx, ctx.state.baseline))) {
-      return FinishStep(ctx, step, "budget_exhausted");
-    }
-    ATTUNE_ASSIGN_OR_RETURN(std::string name, RequestJob(ctx, ask));
-    ATTUNE_RETURN_IF_ERROR(DriveJob(ctx, name));
+    ATTUNE_ASSIGN_OR_RETURN(std::optional<std::string> name, TryRequestJob(ctx, ask));
+    if (!name) return FinishStep(ctx, step, "budget_exhausted");
+    ATTUNE_RETURN_IF_ERROR(DriveJob(ctx, *name));
   }
 }
 

@@ -140,13 +140,13 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
     ctx.Say(c.id + ": its last run failed for the infrastructure, not its recipe; running it again (" +
             std::to_string(infrastructure_failures) + " of " + std::to_string(infra_retries) + " retries)");
   }
-  if (!ctx.state.ledger.Fits(JobReservation(ctx, *c.recipe))) {
+  ATTUNE_ASSIGN_OR_RETURN(std::optional<std::string> name,
+                          TryRequestJob(ctx, JobAsk{c.id, JobPurpose::kCandidate, 0, step.id}));
+  if (!name) {
     *budget_out = true;
     return Rank(ctx, c, true);
   }
-  ATTUNE_ASSIGN_OR_RETURN(std::string name,
-                          RequestJob(ctx, JobAsk{c.id, JobPurpose::kCandidate, 0, step.id}));
-  return DriveJob(ctx, name);
+  return DriveJob(ctx, *name);
 }
 
 // Asks the agent and records its answer (or its failure) before anything acts on it.
@@ -196,7 +196,9 @@ Status RunTuneStep(RunContext& ctx, const StepDecl& step) {
     if (static_cast<int>(s.candidates.size()) >= max_candidates) return FinishStep(ctx, step, "max_candidates");
     if (s.consecutive_agent_failures >= agent_retries) return FinishStep(ctx, step, "agent_failed");
     const Recipe* leader = s.RecipeOf(s.leader_id);
-    if (!leader || !s.ledger.Fits(JobReservation(ctx, *leader))) return FinishStep(ctx, step, "budget_exhausted");
+    // Asking the agent costs time (and, for a CLI agent, money): only when a job of the leader's
+    // size could still run.
+    if (!leader || !CanAfford(ctx, *leader)) return FinishStep(ctx, step, "budget_exhausted");
     ATTUNE_RETURN_IF_ERROR(AskAgent(ctx, max_candidates));
   }
 }

@@ -95,12 +95,9 @@ Status RunVerifyStep(RunContext& ctx, const StepDecl& step) {
     if (ctx.state.leader_id == events::kBaselineId) return FinishStep(ctx, step, "baseline_is_leader");
     auto next = NextPairJob(ctx.state, step, pairs);
     if (!next) return RecordSpeedup(ctx, step, pairs, "done");
-    const Recipe* recipe = ctx.state.RecipeOf(next->candidate);
-    if (!recipe || !ctx.state.ledger.Fits(JobReservation(ctx, *recipe))) {
-      return RecordSpeedup(ctx, step, pairs, "budget_exhausted");
-    }
-    ATTUNE_ASSIGN_OR_RETURN(std::string name, RequestJob(ctx, *next));
-    ATTUNE_RETURN_IF_ERROR(DriveJob(ctx, name));
+    ATTUNE_ASSIGN_OR_RETURN(std::optional<std::string> name, TryRequestJob(ctx, *next));
+    if (!name) return RecordSpeedup(ctx, step, pairs, "budget_exhausted");
+    ATTUNE_RETURN_IF_ERROR(DriveJob(ctx, *name));
   }
 }
 
