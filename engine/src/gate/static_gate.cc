@@ -21,6 +21,25 @@ std::string Words(const std::vector<std::string>& words) {
 
 }  // namespace
 
+GateVerdict CandidateGateCheck(const Stack& stack, const Recipe& baseline, const ClusterInfo& cluster,
+                               const CandidateGateInput& in) {
+  if (!in.candidate) {
+    return Refuse("engine.changes_do_not_apply",
+                  "the proposed changes do not apply to " + in.base_id + ": " + in.apply_error);
+  }
+  if (in.base && Diff(*in.base, *in.candidate).empty()) {
+    return Refuse("engine.no_change", "the candidate is identical to " + in.base_id);
+  }
+  const std::string id = RecipeId(*in.candidate);
+  if (id == RecipeId(baseline)) return Refuse("engine.duplicate", "the candidate is the baseline");
+  for (const auto& other : in.earlier) {
+    if (other.recipe_id == id) {
+      return Refuse("engine.duplicate", "the candidate repeats " + other.id + " (" + other.outcome + ")");
+    }
+  }
+  return StaticGateCheck(stack, baseline, *in.candidate, cluster);
+}
+
 GateVerdict StaticGateCheck(const Stack& stack, const Recipe& baseline, const Recipe& candidate,
                             const ClusterInfo& cluster) {
   if (candidate.stack != baseline.stack) {

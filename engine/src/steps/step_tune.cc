@@ -21,32 +21,19 @@ json VerdictData(const std::string& id, const GateVerdict& v) {
               {"tolerance", v.loss_rel_tolerance}};
 }
 
-GateVerdict EngineRefusal(std::string rule, std::string reason) {
-  GateVerdict v;
-  v.rule_id = std::move(rule);
-  v.reason = std::move(reason);
-  return v;
-}
-
-// The engine's campaign-level rules, then the static gate.
+// The gate's verdict on `c`, from what the campaign knows about it.
 GateVerdict Judge(const RunContext& ctx, const CandidateRecordState& c) {
   const CampaignState& s = ctx.state;
-  if (!c.recipe) {
-    return EngineRefusal("engine.changes_do_not_apply",
-                         "the proposed changes do not apply to " + c.base_id + ": " + c.apply_error);
-  }
-  const Recipe* base = s.RecipeOf(c.base_id);
-  if (base && Diff(*base, *c.recipe).empty()) {
-    return EngineRefusal("engine.no_change", "the candidate is identical to " + c.base_id);
-  }
-  const std::string id = RecipeId(*c.recipe);
-  if (id == RecipeId(s.baseline)) return EngineRefusal("engine.duplicate", "the candidate is the baseline");
+  CandidateGateInput in;
+  in.base_id = c.base_id;
+  in.base = s.RecipeOf(c.base_id);
+  in.candidate = c.recipe ? &*c.recipe : nullptr;
+  in.apply_error = c.apply_error;
   for (const auto& other : s.candidates) {
-    if (other.id != c.id && other.recipe && RecipeId(*other.recipe) == id) {
-      return EngineRefusal("engine.duplicate", "the candidate repeats " + other.id + " (" + OutcomeName(other.outcome) + ")");
-    }
+    if (other.id == c.id || !other.recipe) continue;
+    in.earlier.push_back({other.id, RecipeId(*other.recipe), OutcomeName(other.outcome)});
   }
-  return StaticGateCheck(*ctx.stack, s.baseline, *c.recipe, s.cluster);
+  return CandidateGateCheck(*ctx.stack, s.baseline, s.cluster, in);
 }
 
 Status Rank(RunContext& ctx, const CandidateRecordState& c, bool skipped) {

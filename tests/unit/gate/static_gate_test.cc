@@ -89,6 +89,62 @@ TEST_CASE("every legal move of the stack passes the gate", "[gate]") {
   }
 }
 
+TEST_CASE("the gate owns the campaign rules: changes that do not apply, no change, duplicates",
+          "[gate]") {
+  auto stack = MegatronStack();
+  const Recipe base = Baseline();
+  auto moves = stack->LegalMoves(base, kH100);
+  REQUIRE(moves.size() >= 2);
+  Recipe first = base;
+  REQUIRE(ApplyChanges(&first, moves[0].changes).ok());
+  CandidateGateInput in;
+  in.base_id = "baseline";
+  in.base = &base;
+  SECTION("changes that do not apply are refused with the apply error") {
+    in.apply_error = "--no-such-flag is not in the recipe";
+    GateVerdict v = CandidateGateCheck(*stack, base, kH100, in);
+    CHECK_FALSE(v.pass);
+    CHECK(v.rule_id == "engine.changes_do_not_apply");
+    CHECK_THAT(v.reason, Catch::Contains("--no-such-flag is not in the recipe"));
+  }
+  SECTION("a candidate identical to its parent is refused") {
+    in.candidate = &base;
+    GateVerdict v = CandidateGateCheck(*stack, base, kH100, in);
+    CHECK_FALSE(v.pass);
+    CHECK(v.rule_id == "engine.no_change");
+  }
+  SECTION("a candidate that returns to the baseline from another parent is a duplicate") {
+    in.base_id = "c001";
+    in.base = &first;
+    in.candidate = &base;
+    GateVerdict v = CandidateGateCheck(*stack, base, kH100, in);
+    CHECK_FALSE(v.pass);
+    CHECK(v.rule_id == "engine.duplicate");
+    CHECK_THAT(v.reason, Catch::Contains("baseline"));
+  }
+  SECTION("a candidate that repeats an earlier one names it and its outcome") {
+    in.candidate = &first;
+    in.earlier.push_back({"c004", RecipeId(first), "slower"});
+    GateVerdict v = CandidateGateCheck(*stack, base, kH100, in);
+    CHECK_FALSE(v.pass);
+    CHECK(v.rule_id == "engine.duplicate");
+    CHECK_THAT(v.reason, Catch::Contains("c004") && Catch::Contains("slower"));
+  }
+  SECTION("a new legal move passes, then the static rules still apply") {
+    in.candidate = &first;
+    Recipe other = base;
+    REQUIRE(ApplyChanges(&other, moves[1].changes).ok());
+    in.earlier.push_back({"c002", RecipeId(other), "slower"});
+    CHECK(CandidateGateCheck(*stack, base, kH100, in).pass);
+    Recipe objective = first;
+    REQUIRE(SetValue(&objective, "--lr", "1e-3").ok());
+    in.candidate = &objective;
+    GateVerdict v = CandidateGateCheck(*stack, base, kH100, in);
+    CHECK_FALSE(v.pass);
+    CHECK(v.rule_id.rfind("engine.", 0) != 0);
+  }
+}
+
 Recipe Production() {
   Recipe r = Baseline();
   REQUIRE(SetValue(&r, "--train-iters", "500000").ok());
