@@ -2,6 +2,7 @@
 // any candidate is compared with it.
 #include "campaign/events.h"
 #include "steps/job_driver.h"
+#include "steps/step_kinds.h"
 #include "steps/steps.h"
 
 namespace attune {
@@ -26,7 +27,7 @@ bool Deterministic(const JobRecord& job) {
 }  // namespace
 
 Status RunBenchmarkStep(RunContext& ctx, const StepDecl& step) {
-  const int repeats = step.with.value("repeats", 3);
+  ATTUNE_ASSIGN_OR_RETURN(const int repeats, StepIntOption(step, "repeats"));
   const JobAsk ask{events::kBaselineId, JobPurpose::kBaseline, 0, step.id};
   while (true) {
     if (ctx.StopRequested()) return StopStatus();

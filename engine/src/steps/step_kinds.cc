@@ -2,6 +2,9 @@
 #include "steps/step_kinds.h"
 
 #include <cassert>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "attune/support/json_schema.h"
 #include "steps/steps.h"
@@ -59,6 +62,29 @@ const StepKind* FindStepKind(const std::string& name) {
     if (name == kind.name) return &kind;
   }
   return nullptr;
+}
+
+Result<int> StepIntOption(const StepDecl& step, const char* key) {
+  if (auto it = step.with.find(key); it != step.with.end() && it->is_number_integer()) {
+    return it->get<int>();
+  }
+  // Parsed once: the schemas are constants (steps_test parses each one).
+  static const std::map<std::string, nlohmann::json> kParsed = [] {
+    std::map<std::string, nlohmann::json> out;
+    for (const StepKind& kind : StepKinds()) out[kind.name] = nlohmann::json::parse(kind.options_schema);
+    return out;
+  }();
+  const auto kind = kParsed.find(step.uses);
+  const nlohmann::json* fallback = nullptr;
+  if (kind != kParsed.end() && kind->second.contains("properties")) {
+    const nlohmann::json& props = kind->second.at("properties");  // a reference into kParsed
+    if (auto p = props.find(key); p != props.end() && p->contains("default")) fallback = &p->at("default");
+  }
+  if (!fallback || !fallback->is_number_integer()) {
+    return Status::Internal(std::string("step kind '") + step.uses + "' declares no integer default for '" +
+                            key + "' (steps/step_kinds.cc)");
+  }
+  return fallback->get<int>();
 }
 
 WorkflowSchema BuiltinStepSchema() {

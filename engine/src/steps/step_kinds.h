@@ -28,6 +28,12 @@ const std::vector<StepKind>& StepKinds();
 // The kind named `name`, or nullptr.
 const StepKind* FindStepKind(const std::string& name);
 
+// The integer option `key` of `step`: its `with:` value, else the default its kind's schema
+// declares, so that each default is written once, where `attune validate` and the docs read it.
+// Workflows are validated against the schemas before a step runs; a key without a default (or a
+// kind without the key) is a bug in this table, reported as Internal.
+Result<int> StepIntOption(const StepDecl& step, const char* key);
+
 // Every kind's option schema, compiled, and the condition names, for the workflow validator.
 WorkflowSchema BuiltinStepSchema();
 

@@ -7,6 +7,7 @@
 #include "gate/static_gate.h"
 #include "measure/measure.h"
 #include "steps/job_driver.h"
+#include "steps/step_kinds.h"
 #include "steps/steps.h"
 
 namespace attune {
@@ -14,7 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kDefaultAgentRetries = 3;
 
 json VerdictData(const std::string& id, const GateVerdict& v) {
   return json{{"candidate", id}, {"pass", v.pass}, {"rule_id", v.rule_id}, {"reason", v.reason},
@@ -119,7 +119,7 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
       failed = failed || j->failure.has_value();
     }
   }
-  const int infra_retries = step.with.value("infra_retries", kDefaultInfraRetries);
+  ATTUNE_ASSIGN_OR_RETURN(const int infra_retries, StepIntOption(step, "infra_retries"));
   if (failed || runs >= ctx.state.settings.repeats || infrastructure_failures > infra_retries) {
     return Rank(ctx, c, false);
   }
@@ -168,7 +168,7 @@ Status AskAgent(RunContext& ctx, int max_candidates) {
 
 Status RunTuneStep(RunContext& ctx, const StepDecl& step) {
   const int max_candidates = step.with.value("max_candidates", ctx.state.settings.max_candidates);
-  const int agent_retries = step.with.value("agent_retries", kDefaultAgentRetries);
+  ATTUNE_ASSIGN_OR_RETURN(const int agent_retries, StepIntOption(step, "agent_retries"));
   while (true) {
     if (ctx.StopRequested()) return StopStatus();
     const CampaignState& s = ctx.state;

@@ -6,6 +6,7 @@
 #include "campaign/events.h"
 #include "measure/measure.h"
 #include "steps/job_driver.h"
+#include "steps/step_kinds.h"
 #include "steps/steps.h"
 
 namespace attune {
@@ -45,8 +46,8 @@ bool Settled(const CampaignState& state, const std::string& who, int pair, int i
 }
 
 // The next verify job still to run, in the order leader, baseline, leader, baseline, ...
-std::optional<JobAsk> NextPairJob(const CampaignState& state, const StepDecl& step, int pairs) {
-  const int infra_retries = step.with.value("infra_retries", kDefaultInfraRetries);
+std::optional<JobAsk> NextPairJob(const CampaignState& state, const StepDecl& step, int pairs,
+                                  int infra_retries) {
   for (int p = 1; p <= pairs; ++p) {
     for (const std::string& who : {state.leader_id, std::string(events::kBaselineId)}) {
       if (!Settled(state, who, p, infra_retries)) return JobAsk{who, JobPurpose::kVerify, p, step.id};
@@ -85,7 +86,8 @@ Status RecordSpeedup(RunContext& ctx, const StepDecl& step, int pairs, const std
 }  // namespace
 
 Status RunVerifyStep(RunContext& ctx, const StepDecl& step) {
-  const int pairs = step.with.value("repeats", 3);
+  ATTUNE_ASSIGN_OR_RETURN(const int pairs, StepIntOption(step, "repeats"));
+  ATTUNE_ASSIGN_OR_RETURN(const int infra_retries, StepIntOption(step, "infra_retries"));
   while (true) {
     if (ctx.StopRequested()) return StopStatus();
     if (ctx.state.leader_id != events::kBaselineId && !Checked(ctx.state, ctx.state.leader_id)) {
@@ -93,7 +95,7 @@ Status RunVerifyStep(RunContext& ctx, const StepDecl& step) {
       continue;
     }
     if (ctx.state.leader_id == events::kBaselineId) return FinishStep(ctx, step, "baseline_is_leader");
-    auto next = NextPairJob(ctx.state, step, pairs);
+    auto next = NextPairJob(ctx.state, step, pairs, infra_retries);
     if (!next) return RecordSpeedup(ctx, step, pairs, "done");
     ATTUNE_ASSIGN_OR_RETURN(std::optional<std::string> name, TryRequestJob(ctx, *next));
     if (!name) return RecordSpeedup(ctx, step, pairs, "budget_exhausted");

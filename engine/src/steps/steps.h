@@ -12,18 +12,16 @@
 
 namespace attune {
 
-// `benchmark`: runs the baseline `with.repeats` times (default 3).
+// `benchmark`: runs the baseline `with.repeats` times.
 Status RunBenchmarkStep(RunContext& ctx, const StepDecl& step);
 // `tune`: asks the agent, gates, measures and ranks until the budget, the candidate limit or
-// the agent ends it. with: max_candidates, agent_retries, infra_retries.
+// the agent ends it. with: max_candidates, agent_retries, infra_retries (new runs after a run that
+// failed for the infrastructure, JobRecord::FailedForInfrastructure, so that a lever or a pair is
+// not lost to bad luck). Defaults: the schemas in step_kinds.cc.
 Status RunTuneStep(RunContext& ctx, const StepDecl& step);
 
-// `with.infra_retries` of tune and verify when not given: new runs after a run that failed for the
-// infrastructure (JobRecord::FailedForInfrastructure), so that a lever or a pair is not lost to
-// bad luck.
-inline constexpr int kDefaultInfraRetries = 2;
 // `verify`: the leader's paired-loss check (reverting a leader that fails), then `with.repeats`
-// (default 3) alternating runs of the leader and the baseline for the quoted speedup.
+// alternating runs of the leader and the baseline for the quoted speedup.
 Status RunVerifyStep(RunContext& ctx, const StepDecl& step);
 // `report`: RESULTS.md, REPORT.md, throughput.svg and lessons.md in the campaign directory.
 Status RunReportStep(RunContext& ctx, const StepDecl& step);

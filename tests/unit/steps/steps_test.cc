@@ -43,6 +43,24 @@ TEST_CASE("the built-in step schema declares each kind's options with types and 
   CHECK(s.step_kinds.at("report").Check(nlohmann::json{{"x", 1}}).has_value());
 }
 
+TEST_CASE("a step's integer options default to what its schema declares", "[steps]") {
+  StepDecl bench{"b", "benchmark", nlohmann::json::object(), ""};
+  CHECK(StepIntOption(bench, "repeats").value() == 3);
+  bench.with["repeats"] = 5;
+  CHECK(StepIntOption(bench, "repeats").value() == 5);
+  StepDecl tune{"t", "tune", nlohmann::json::object(), ""};
+  CHECK(StepIntOption(tune, "agent_retries").value() == 3);
+  CHECK(StepIntOption(tune, "infra_retries").value() == 2);
+  StepDecl verify{"v", "verify", nlohmann::json{{"infra_retries", 0}}, ""};
+  CHECK(StepIntOption(verify, "infra_retries").value() == 0);
+  CHECK(StepIntOption(verify, "repeats").value() == 3);
+  // max_candidates defaults to the budget's, not to a schema value: asking for it is a bug.
+  auto missing = StepIntOption(tune, "max_candidates");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == StatusCode::kInternal);
+  CHECK_THAT(missing.status().message(), Catch::Contains("no integer default for 'max_candidates'"));
+}
+
 TEST_CASE("the names if: may use are exactly those the state provides", "[steps]") {
   std::set<std::string> provided;
   const CampaignState empty;
