@@ -11,6 +11,9 @@ plugin out of tree"):
 4. The toy stack keeps the stack contract (`stack check`: every clause), its gate passes its lever
    and refuses an objective change by rule, `recipe launch` renders it, and a short campaign runs
    on the local launcher (baseline, tune, report) and finds a faster micro-batch size.
+5. The example agent (docs/examples/agent-plugin, `command`: any program answers attune's question,
+   built with attune::agentkit) builds the same way, passes the agent conformance suite (`agent
+   check`) on the toy stack with a standard-library script as its program, and drives a campaign.
 
     sdk_test.py --build BUILD --source SRC [--cxx COMPILER] [--launcher ccache]
 """
@@ -39,8 +42,13 @@ INSTALLED = [
     'include/attune/stack.h',
     'include/attune/support/json_schema.h',
     'include/attune/support/log_lines.h',
+    'include/attune/support/process.h',
+    'include/attune/agentkit/guard.h',
+    'include/attune/agentkit/prompt.h',
+    'include/attune/agentkit/proposal.h',
     'lib/libattune_api.a',
     'lib/libattune_support.a',
+    'lib/libattune_agentkit.a',
     'lib/cmake/attune/attuneConfig.cmake',
     'lib/cmake/attune/attuneConfigVersion.cmake',
     'lib/cmake/attune/attuneTargets.cmake',
@@ -84,7 +92,7 @@ def install(args, prefix, env):
     print(f'  installed into {prefix} ({p.seconds:.1f} s)', flush=True)
 
 
-def build_example(args, prefix, src, build, env):
+def build_example(args, prefix, src, build, env, module_name='attune_stack_toy.so'):
     cmd = ['cmake', '-S', src, '-B', build, '-G', 'Ninja', '-DCMAKE_BUILD_TYPE=Release',
            f'-DCMAKE_PREFIX_PATH={prefix}', '-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF']
     if args.cxx:
@@ -101,7 +109,7 @@ def build_example(args, prefix, src, build, env):
     if not ok:
         return None
     p = run(['cmake', '--build', build, '-j', '2'], env)
-    module = os.path.join(build, 'plugins', 'attune_stack_toy.so')
+    module = os.path.join(build, 'plugins', module_name)
     check(p.returncode == 0 and os.path.isfile(module),
           f'example build: exit {p.returncode} {p.stdout[-2000:]} {p.stderr[-1000:]}')
     check('warning:' not in p.stdout + p.stderr, f'the example builds with warnings: {p.stdout[-2000:]}')
@@ -195,6 +203,45 @@ def campaign(attune, plugin_dir, work, env):
           f'speedup {status.get("speedup", 0):.2f}', flush=True)
 
 
+AGENT_CLAUSES = ['create', 'propose.first', 'proposal.record', 'propose.after-refusal',
+                 'propose.after-failure', 'propose.new-leader', 'propose.restart', 'propose.no-moves',
+                 'answers.time']
+
+
+def command_agent(attune, toy_dir, agent_dir, program, work, env):
+    """The out-of-tree agent, with the out-of-tree stack: the conformance suite, then a campaign."""
+    base = ['--plugin-path', toy_dir, '--plugin-path', agent_dir]
+    with_ = json.dumps({'command': ['python3', program], 'timeout_s': 30})
+    p = run([attune] + base + ['agent', 'check', 'command', '--stack', 'toy', '--recipe', 'recipe.yaml',
+                               '--with', with_, '--json'], env, cwd=work)
+    out = as_json(p.stdout) or {}
+    clauses = [c['clause'] for c in out.get('clauses', [])]
+    failed = [c for c in out.get('clauses', []) if not c['pass']]
+    check(p.returncode == 0 and out.get('pass') and clauses == AGENT_CLAUSES and not failed,
+          f'agent check command: exit {p.returncode}, clauses {clauses}, failing {failed} {p.stderr[-300:]}')
+    print(f'  agent check command: exit {p.returncode}, {len(clauses)} clauses', flush=True)
+    p = run([attune] + base + ['agent', 'check', 'command', '--stack', 'toy', '--recipe', 'recipe.yaml',
+                               '--with', json.dumps({'command': []})], env, cwd=work)
+    check(p.returncode == 2 and 'command' in p.stderr,
+          f'agent check refuses options the agent\'s schema refuses: exit {p.returncode} {p.stderr[-300:]}')
+
+    workflow = open(os.path.join(work, 'campaign.yaml')).read()
+    assert 'agent: heuristic' in workflow  # because the variant is an edit of the shipped workflow
+    with open(os.path.join(work, 'command-campaign.yaml'), 'w') as f:
+        f.write(workflow.replace('agent: heuristic', 'agent: {name: command, with: ' + with_ + '}'))
+    campaign_dir = os.path.join(work, 'command-campaign')
+    p = run([attune] + base + ['run', 'command-campaign.yaml', '--dir', campaign_dir], env, cwd=work, timeout=600)
+    check(p.returncode == 0, f'a campaign driven by the command agent: exit {p.returncode} {p.stdout[-1500:]} {p.stderr[-1500:]}')
+    p = run([attune, 'status', '--dir', campaign_dir, '--json'], env, cwd=work)
+    status = as_json(p.stdout) or {}
+    # Its program proposes the micro-batch moves in the stack's order; each is faster than 1.
+    check(p.returncode == 0 and status.get('state') == 'finished' and status.get('candidates', 0) >= 1 and
+          status.get('leader') != 'baseline' and status.get('failed_jobs') == 0,
+          f'the command agent\'s campaign finished with a new leader: exit {p.returncode} {status}')
+    print(f'  command-agent campaign: {status.get("state")}, {status.get("candidates")} candidates, '
+          f'leader {status.get("leader_change")}', flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', required=True, help='the attune build tree to install')
@@ -219,6 +266,14 @@ def main():
             plugins_listed(attune, plugin_dir, prefix, env)
             stack_contract(attune, plugin_dir, work, env)
             campaign(attune, plugin_dir, work, env)
+            print('build the example agent out of tree', flush=True)
+            agent_src = os.path.join(scratch, 'command')
+            shutil.copytree(os.path.join(args.source, 'docs/examples/agent-plugin'), agent_src)
+            agent_dir = build_example(args, prefix, agent_src, os.path.join(agent_src, 'build'), env,
+                                      'attune_agent_command.so')
+            if agent_dir:
+                command_agent(attune, plugin_dir, agent_dir, os.path.join(agent_src, 'first_untried.py'),
+                              work, env)
             installed_data(attune, prefix, env, scratch)
     finally:
         if args.keep:
