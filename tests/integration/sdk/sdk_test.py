@@ -152,15 +152,20 @@ def installed_data(attune, prefix, env, scratch):
           f'the installed attune reads its data from the prefix, not the source tree: exit {p.returncode} {p.stderr[-300:]}')
 
 
-def stack_contract(attune, plugin_dir, work, env):
-    base = ['--plugin-path', plugin_dir]
-    p = run([attune] + base + ['stack', 'check', 'toy', 'recipe.yaml', '--json'], env, cwd=work)
+def suite_passes(what, p, expected):
+    """A conformance suite's --json answer: it passed, every clause in the expected order."""
     out = as_json(p.stdout) or {}
     clauses = [c['clause'] for c in out.get('clauses', [])]
     failed = [c for c in out.get('clauses', []) if not c['pass']]
-    check(p.returncode == 0 and out.get('pass') and clauses == STACK_CLAUSES and not failed,
-          f'stack check toy: exit {p.returncode}, clauses {clauses}, failing {failed} {p.stderr[-300:]}')
-    print(f'  stack check toy: exit {p.returncode}, {len(clauses)} clauses', flush=True)
+    check(p.returncode == 0 and out.get('pass') and clauses == expected and not failed,
+          f'{what}: exit {p.returncode}, clauses {clauses}, failing {failed} {p.stderr[-300:]}')
+    print(f'  {what}: exit {p.returncode}, {len(clauses)} clauses', flush=True)
+
+
+def stack_contract(attune, plugin_dir, work, env):
+    base = ['--plugin-path', plugin_dir]
+    suite_passes('stack check toy', run([attune] + base + ['stack', 'check', 'toy', 'recipe.yaml', '--json'],
+                                        env, cwd=work), STACK_CLAUSES)
 
     recipe = open(os.path.join(work, 'recipe.yaml')).read()
     for name, (old, new) in {'mb4': ('[--micro-batch, "1"]', '[--micro-batch, "4"]'),
@@ -212,14 +217,9 @@ def command_agent(attune, toy_dir, agent_dir, program, work, env):
     """The out-of-tree agent, with the out-of-tree stack: the conformance suite, then a campaign."""
     base = ['--plugin-path', toy_dir, '--plugin-path', agent_dir]
     with_ = json.dumps({'command': ['python3', program], 'timeout_s': 30})
-    p = run([attune] + base + ['agent', 'check', 'command', '--stack', 'toy', '--recipe', 'recipe.yaml',
-                               '--with', with_, '--json'], env, cwd=work)
-    out = as_json(p.stdout) or {}
-    clauses = [c['clause'] for c in out.get('clauses', [])]
-    failed = [c for c in out.get('clauses', []) if not c['pass']]
-    check(p.returncode == 0 and out.get('pass') and clauses == AGENT_CLAUSES and not failed,
-          f'agent check command: exit {p.returncode}, clauses {clauses}, failing {failed} {p.stderr[-300:]}')
-    print(f'  agent check command: exit {p.returncode}, {len(clauses)} clauses', flush=True)
+    suite_passes('agent check command',
+                 run([attune] + base + ['agent', 'check', 'command', '--stack', 'toy', '--recipe', 'recipe.yaml',
+                                        '--with', with_, '--json'], env, cwd=work), AGENT_CLAUSES)
     p = run([attune] + base + ['agent', 'check', 'command', '--stack', 'toy', '--recipe', 'recipe.yaml',
                                '--with', json.dumps({'command': []})], env, cwd=work)
     check(p.returncode == 2 and 'command' in p.stderr,
