@@ -105,6 +105,33 @@ CampaignState FoldDir(const fs::path& dir) {
   return *state;
 }
 
+TEST_CASE("a profile step on a launcher that writes no traces says why and the campaign goes on",
+          "[e2e][profile]") {
+  const fs::path dir = FreshDir("profile");
+  const std::string workflow = std::string(ATTUNE_SOURCE_DIR) + "/tests/e2e/workflows/sim_profile.yaml";
+  Run r = RunIt(dir, 0, workflow);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CampaignState s = FoldDir(dir);
+  CHECK(s.finished);
+  const StepRecord* step = s.FindStep("profile");
+  REQUIRE(step != nullptr);
+  CHECK(step->outcome == "no_traces");
+  REQUIRE(s.profiles.size() == 1);
+  CHECK(s.profiles[0].candidate == s.leader_id);
+  CHECK_THAT(s.profiles[0].error, Catch::Contains("wrote no trace"));
+  // Charged like any job, never ranked, and the quoted speedup is the verify step's.
+  const JobRecord* job = s.FindJob(s.profiles[0].job);
+  REQUIRE(job != nullptr);
+  CHECK(job->purpose == JobPurpose::kProfile);
+  CHECK(job->charged_gpu_hours > 0);
+  CHECK_FALSE(job->trace_dir.empty());
+  CHECK(s.MeasurementsOf(s.leader_id, JobPurpose::kProfile).size() == 1);
+  const std::string report = Slurp(dir / "REPORT.md");
+  CHECK_THAT(report, Catch::Contains("## Profile") && Catch::Contains("no analysis"));
+  CHECK_FALSE(fs::exists(dir / "profile.svg"));
+}
+
 TEST_CASE("a sim campaign finds a leader faster than the baseline and reports it", "[e2e]") {
   const fs::path dir = FreshDir("full");
   Run r = RunIt(dir);

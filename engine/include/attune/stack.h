@@ -109,6 +109,17 @@ class Stack : public Plugin {
     return CheckObjective(recipe, form);
   }
 
+  // `form` (BenchmarkForm's answer) with the stack's profiler on: the same run, writing one
+  // PyTorch-profiler (chrome-trace JSON) trace per profiled rank into `trace_dir`, an absolute
+  // path the job can write (docs/profile.md "In a campaign"). Only profiling and logging settings
+  // may change; the engine checks the result like a benchmark form. Unimplemented by default: the
+  // stack cannot profile, and the campaign's profile step says so.
+  virtual Result<Recipe> ProfileForm(const Recipe& form, const std::string& trace_dir) const {
+    (void)form;
+    (void)trace_dir;
+    return Status::Unimplemented("the " + Name() + " stack has no profiled form of a recipe");
+  }
+
   // How many records (iterations, steps, rollouts: what ParseLog returns one IterationSample for)
   // a job of `form` (BenchmarkForm's answer) logs when nothing stops it early; std::nullopt when the
   // stack cannot tell (a length that follows from the dataset's size). An upper bound is fine. The

@@ -94,6 +94,16 @@ std::vector<Diagnosis> CampaignState::DiagnosisOf(const std::string& id) const {
   return runs[*i]->diagnosis;
 }
 
+std::vector<Diagnosis> CampaignState::ProfileDiagnosisOf(const std::string& id) const {
+  for (auto it = profiles.rbegin(); it != profiles.rend(); ++it) {
+    if (it->candidate != id || !it->error.empty()) continue;
+    std::vector<Diagnosis> out = it->diagnoses;
+    for (Diagnosis& d : out) d.evidence = "profile: " + d.evidence;
+    return out;
+  }
+  return {};
+}
+
 std::string CampaignState::PreviousLeader() const {
   // Walk back through the leader history, skipping leaders that were reverted.
   std::vector<std::string> chain{events::kBaselineId};

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "campaign/events.h"
+#include "profile/breakdown_chart.h"
 
 namespace attune {
 namespace {
@@ -102,6 +103,7 @@ Status CampaignState::Apply(const EventRecord& e) {
     else if (t == events::kLeaderChanged) s = ApplyLeader(d);
     else if (t == events::kPairedLossChecked) s = ApplyPairedLoss(d);
     else if (t == events::kSpeedupMeasured) s = ApplySpeedup(d);
+    else if (t == events::kProfileAnalyzed) s = ApplyProfile(d);
     else if (t == events::kCampaignPaused) {
       paused = true;
       pause_reason = d.value("reason", "");
@@ -249,6 +251,7 @@ Status CampaignState::ApplyRequested(const json& d) {
   j.devices = d.at("devices").get<int>();
   j.time_limit_s = d.at("time_limit_s").get<double>();
   j.reserved_gpu_hours = d.at("reserved_gpu_hours").get<double>();
+  j.trace_dir = d.value("trace_dir", "");
   ledger.reserved += j.reserved_gpu_hours;
   if (auto* c = MutableCandidate(j.candidate)) c->jobs.push_back(j.name);
   jobs.push_back(std::move(j));
@@ -381,6 +384,26 @@ JobRecord* CampaignState::MutableJob(const std::string& name) {
 
 CandidateRecordState* CampaignState::MutableCandidate(const std::string& id) {
   return const_cast<CandidateRecordState*>(FindCandidate(id));
+}
+
+Status CampaignState::ApplyProfile(const json& d) {
+  ProfileRecord p;
+  p.job = d.at("job").get<std::string>();
+  const JobRecord* job = FindJob(p.job);
+  if (!job || job->purpose != JobPurpose::kProfile) {
+    return Malformed(events::kProfileAnalyzed, "analysis of " + p.job + ", which is not a profiled job");
+  }
+  for (const auto& other : profiles) {
+    if (other.job == p.job) return Malformed(events::kProfileAnalyzed, p.job + " analysed twice");
+  }
+  p.candidate = job->candidate;
+  p.traces = d.value("traces", 0);
+  // Read as the report reads them (a wrong type throws, reported as Corruption), kept normalised.
+  p.bars = profile::BarsToJson(profile::BarsFromJson(d.value("bars", json::array())));
+  for (const auto& g : d.value("diagnoses", json::array())) p.diagnoses.push_back(DiagnosisFromJson(g));
+  p.error = d.value("error", "");
+  profiles.push_back(std::move(p));
+  return Status::Ok();
 }
 
 }  // namespace attune

@@ -103,6 +103,7 @@ struct JobRecord {
   std::optional<Failure> failure;
   std::vector<Diagnosis> diagnosis;
   std::string log_path;
+  std::string trace_dir;  // profiled jobs: where the job writes its traces (JobRequested.trace_dir)
   bool cancel_requested = false;     // JobCancelRequested: the engine asked the launcher to stop it
   bool cancelled_by_engine = false;  // stopped by `--on-stop cancel`: does not count as a result
   // JobStopRequested: the adaptive stop. The job is judged on the first `stop_log_bytes` bytes of
@@ -175,6 +176,15 @@ struct PairedLossResult {
   double max_rel_diff = 0;
   std::string reason;
 };
+// A profiled job's analysis (ProfileAnalyzed): what the profile step read from its traces.
+struct ProfileRecord {
+  std::string job;
+  std::string candidate;  // whose recipe the job ran ("baseline" or cNNN)
+  int traces = 0;         // trace files read
+  nlohmann::json bars = nlohmann::json::array();  // per-rank breakdown (profile::BarsToJson)
+  std::vector<Diagnosis> diagnoses;               // strongest first
+  std::string error;      // why there is no analysis (no trace written, unreadable); "" otherwise
+};
 
 class CampaignState {
  public:
@@ -202,6 +212,7 @@ class CampaignState {
   std::vector<LeaderChange> leader_changes;
   std::vector<PairedLossResult> paired_loss_checks;
   std::optional<SpeedupResult> speedup;
+  std::vector<ProfileRecord> profiles;  // in the order analysed
   int agent_failures = 0;              // in total
   int consecutive_agent_failures = 0;  // since the last recorded proposal
   std::vector<std::string> agent_errors;
@@ -227,6 +238,9 @@ class CampaignState {
   std::optional<Measurement> MeasurementOf(const std::string& id) const;
   // The diagnosis recorded with the representative run of `id`.
   std::vector<Diagnosis> DiagnosisOf(const std::string& id) const;
+  // The diagnosis of the last analysed profiled run of `id` (empty without one); each evidence
+  // starts with "profile: ".
+  std::vector<Diagnosis> ProfileDiagnosisOf(const std::string& id) const;
   // Jobs (counting ones) of `id` for `purpose`.
   std::vector<const JobRecord*> JobsOf(const std::string& id, JobPurpose purpose) const;
   // The previous leader before the current one ("baseline" when none).
@@ -258,6 +272,7 @@ class CampaignState {
   Status ApplyLeader(const nlohmann::json& d);
   Status ApplyPairedLoss(const nlohmann::json& d);
   Status ApplySpeedup(const nlohmann::json& d);
+  Status ApplyProfile(const nlohmann::json& d);
   Status ApplyStep(const std::string& type, const nlohmann::json& d);
   JobRecord* MutableJob(const std::string& name);
   CandidateRecordState* MutableCandidate(const std::string& id);

@@ -28,6 +28,7 @@ inline constexpr char kCandidateRanked[] = "CandidateRanked";
 inline constexpr char kLeaderChanged[] = "LeaderChanged";
 inline constexpr char kPairedLossChecked[] = "PairedLossChecked";
 inline constexpr char kSpeedupMeasured[] = "SpeedupMeasured";
+inline constexpr char kProfileAnalyzed[] = "ProfileAnalyzed";
 inline constexpr char kCampaignPaused[] = "CampaignPaused";
 inline constexpr char kCampaignFinished[] = "CampaignFinished";
 inline constexpr char kReportWritten[] = "ReportWritten";
@@ -39,28 +40,34 @@ inline constexpr char kBaselineId[] = "baseline";
 
 namespace attune {
 
-// Why a job runs (JobRequested.purpose): measuring the baseline, measuring a candidate, or a
-// paired-loss verification run. The names are what the log stores; the fold refuses any other.
-enum class JobPurpose { kBaseline, kCandidate, kVerify };
+// Why a job runs (JobRequested.purpose): measuring the baseline, measuring a candidate, a
+// paired-loss verification run, or a profiled run (the profile step). The names are what the log
+// stores; the fold refuses any other.
+enum class JobPurpose { kBaseline, kCandidate, kVerify, kProfile };
 
 constexpr std::string_view JobPurposeName(JobPurpose p) {
   switch (p) {
     case JobPurpose::kBaseline: return "baseline";
     case JobPurpose::kCandidate: return "candidate";
     case JobPurpose::kVerify: return "verify";
+    case JobPurpose::kProfile: return "profile";
   }
   return "?";
 }
 
 constexpr std::optional<JobPurpose> JobPurposeFromName(std::string_view name) {
-  for (JobPurpose p : {JobPurpose::kBaseline, JobPurpose::kCandidate, JobPurpose::kVerify}) {
+  for (JobPurpose p :
+       {JobPurpose::kBaseline, JobPurpose::kCandidate, JobPurpose::kVerify, JobPurpose::kProfile}) {
     if (JobPurposeName(p) == name) return p;
   }
   return std::nullopt;
 }
 
-// Runs whose throughput ranks the recipe (not verification runs).
-constexpr bool IsTuning(JobPurpose p) { return p != JobPurpose::kVerify; }
+// Runs whose throughput ranks the recipe (not verification or profiled runs: a profiler slows the
+// steps it records).
+constexpr bool IsTuning(JobPurpose p) {
+  return p == JobPurpose::kBaseline || p == JobPurpose::kCandidate;
+}
 
 }  // namespace attune
 

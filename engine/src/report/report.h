@@ -24,7 +24,15 @@ std::string RenderReport(const CampaignState& state, const std::string& launch_c
 std::string RenderThroughputSvg(const CampaignState& state);
 std::string RenderLessons(const CampaignState& state);
 
-// All report files by name (RESULTS.md, REPORT.md, throughput.svg, lessons.md).
+// REPORT.md's "Profile" section ("" when no profile step ran) and the per-rank breakdown of the
+// last analysed profiled run as a stacked-bar chart ("" when there is none).
+std::string ProfileSection(const CampaignState& state);
+std::string RenderProfileSvg(const CampaignState& state);
+// The last profiled run with an analysis, or nullptr.
+const ProfileRecord* LatestProfile(const CampaignState& state);
+
+// All report files by name (RESULTS.md, REPORT.md, throughput.svg, lessons.md, and profile.svg
+// when a profiled run was analysed).
 std::map<std::string, std::string> RenderAllReports(const CampaignState& state,
                                                     const std::string& launch_command);
 

@@ -200,16 +200,19 @@ std::string RenderReport(const CampaignState& state, const std::string& launch_c
   out += GateSection(state);
   out += TriedSection(state);
   out += BudgetSection(state);
+  out += ProfileSection(state);
   out += "\nThe throughput plot is in `throughput.svg`; the leaderboard in `RESULTS.md`.\n";
   return out;
 }
 
 std::map<std::string, std::string> RenderAllReports(const CampaignState& state,
                                                     const std::string& launch_command) {
-  return {{"RESULTS.md", RenderResults(state)},
-          {"REPORT.md", RenderReport(state, launch_command)},
-          {"throughput.svg", RenderThroughputSvg(state)},
-          {"lessons.md", RenderLessons(state)}};
+  std::map<std::string, std::string> files{{"RESULTS.md", RenderResults(state)},
+                                           {"REPORT.md", RenderReport(state, launch_command)},
+                                           {"throughput.svg", RenderThroughputSvg(state)},
+                                           {"lessons.md", RenderLessons(state)}};
+  if (LatestProfile(state)) files["profile.svg"] = RenderProfileSvg(state);
+  return files;
 }
 
 }  // namespace attune

@@ -86,6 +86,7 @@ CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates) {
   v.leader_id = s.leader_id;
   v.leader_measurement = s.MeasurementOf(s.leader_id);
   v.diagnosis = s.DiagnosisOf(s.leader_id);
+  for (Diagnosis& d : s.ProfileDiagnosisOf(s.leader_id)) v.diagnosis.push_back(std::move(d));
   for (const auto& c : s.candidates) v.history.push_back(ToRecord(s, c));
   v.levers = ctx.stack->Levers();
   v.legal_moves = ctx.stack->LegalMoves(v.leader, s.cluster);

@@ -23,6 +23,14 @@ std::string JobDir(const RunContext& ctx, const std::string& name) {
   return (fs::path(ctx.log->dir()) / "jobs" / name).string();
 }
 
+}  // namespace
+
+std::string TraceDirOf(const RunContext& ctx, const std::string& name) {
+  return (fs::absolute(fs::path(JobDir(ctx, name))) / "traces").lexically_normal().string();
+}
+
+namespace {
+
 std::string LogPath(const RunContext& ctx, const std::string& name) {
   return (fs::path(JobDir(ctx, name)) / "job.log").string();
 }
@@ -283,6 +291,9 @@ std::string JobName(const std::string& campaign_id, const JobAsk& ask, int attem
   if (ask.purpose == JobPurpose::kVerify) {
     return fmt::format("{}-verify-{}-p{}-{}", campaign_id, ask.candidate, ask.pair, attempt);
   }
+  if (ask.purpose == JobPurpose::kProfile) {
+    return fmt::format("{}-profile-{}-{}", campaign_id, ask.candidate, attempt);
+  }
   return fmt::format("{}-{}-{}", campaign_id, ask.candidate, attempt);
 }
 
@@ -312,6 +323,11 @@ Result<std::optional<std::string>> TryRequestJob(RunContext& ctx, const JobAsk& 
   // The stack's benchmark form, decided once and recorded: a replay (or a newer plugin) launches
   // exactly what was decided here.
   ATTUNE_ASSIGN_OR_RETURN(Recipe run, ctx.stack->BenchmarkForm(*recipe));
+  std::string trace_dir;
+  if (ask.purpose == JobPurpose::kProfile) {
+    trace_dir = TraceDirOf(ctx, name);
+    ATTUNE_ASSIGN_OR_RETURN(run, ctx.stack->ProfileForm(run, trace_dir));
+  }
   ATTUNE_RETURN_IF_ERROR(CheckBenchmarkForm(*ctx.stack, *recipe, run));
   json data{{"job", name},
             {"candidate", ask.candidate},
@@ -325,11 +341,13 @@ Result<std::optional<std::string>> TryRequestJob(RunContext& ctx, const JobAsk& 
             {"devices", JobDevices(ctx, *recipe)},
             {"time_limit_s", ctx.state.TimeLimitForNextJob()},
             {"reserved_gpu_hours", reservation}};
+  if (!trace_dir.empty()) data["trace_dir"] = trace_dir;
   ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kJobRequested, data}}));
   return std::optional<std::string>(name);
 }
 
-Status DriveJob(RunContext& ctx, const std::string& name) {
+// `name` is a copy: callers often name the job from ctx.state, which every Append replaces.
+Status DriveJob(RunContext& ctx, std::string name) {
   const JobRecord* job = ctx.state.FindJob(name);
   if (!job) return Status::Internal("DriveJob: unknown job " + name);
   if (job->finished) return Status::Ok();
@@ -349,7 +367,9 @@ Status DriveJob(RunContext& ctx, const std::string& name) {
       ATTUNE_ASSIGN_OR_RETURN(json data, ResultData(ctx, *job, st));
       return ctx.Append({NewEvent{events::kJobFinished, std::move(data)}});
     }
-    if (ctx.state.settings.early_stop && st.state == JobState::kRunning && Clock::now() >= next_check) {
+    // A profiled job runs to its end: its traces are written when the profiling window closes.
+    if (ctx.state.settings.early_stop && job->purpose != JobPurpose::kProfile &&
+        st.state == JobState::kRunning && Clock::now() >= next_check) {
       next_check = Clock::now() + check_every;
       ATTUNE_ASSIGN_OR_RETURN(bool stopped, MaybeStopEarly(ctx, *job));
       if (stopped) return Status::Ok();

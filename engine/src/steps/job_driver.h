@@ -1,10 +1,10 @@
 // Copyright attune authors.
 //
 // Jobs, from intent to result: TryRequestJob records JobRequested (the reservation, only when the
-// ledger has room) before anything touches the launcher; DriveJob takes a requested job to its JobFinished, whatever happened in
-// between (never submitted, submitted, running, finished while the engine was down). Because a
-// job's name is deterministic and Submit is idempotent by name, driving a job twice never runs
-// it twice.
+// ledger has room) before anything touches the launcher; DriveJob takes a requested job to its
+// JobFinished, whatever happened in between (never submitted, submitted, running, finished while
+// the engine was down). Because a job's name is deterministic and Submit is idempotent by name,
+// driving a job twice never runs it twice.
 #ifndef ATTUNE_ENGINE_STEPS_JOB_DRIVER_H_
 #define ATTUNE_ENGINE_STEPS_JOB_DRIVER_H_
 
@@ -34,6 +34,9 @@ int JobDevices(const RunContext& ctx, const Recipe& recipe);
 int JobNodes(const RunContext& ctx, const Recipe& recipe);
 // The reservation a job of `recipe` would make now.
 double JobReservation(const RunContext& ctx, const Recipe& recipe);
+// Where a profiled job `name` writes its traces: <campaign>/jobs/<name>/traces, absolute (the job
+// may run in another working directory). Recorded in JobRequested.trace_dir.
+std::string TraceDirOf(const RunContext& ctx, const std::string& name);
 // True when the ledger has room for a job of `recipe` now (what TryRequestJob would decide).
 bool CanAfford(const RunContext& ctx, const Recipe& recipe);
 
@@ -45,8 +48,9 @@ Result<std::optional<std::string>> TryRequestJob(RunContext& ctx, const JobAsk& 
 
 // Submits (when needed), polls and records the result of a requested job. Returns StopStatus()
 // when a stop was requested while the job ran (with --on-stop cancel the job is cancelled and its
-// JobFinished recorded first).
-Status DriveJob(RunContext& ctx, const std::string& name);
+// JobFinished recorded first). Takes the name by value: a name read from ctx.state would dangle
+// after the first event this records (Append replaces the state).
+Status DriveJob(RunContext& ctx, std::string name);
 
 // Drives every requested job that has no JobFinished yet (reconciliation after a restart).
 Status DriveInFlightJobs(RunContext& ctx);

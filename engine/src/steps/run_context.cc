@@ -139,6 +139,12 @@ std::string SummarizeEvent(const std::string& type, const nlohmann::json& d) {
     return fmt::format("verified speedup of {}: {:.3f}x (min {:.3f}, max {:.3f})", d.value("leader", ""),
                        d.value("median", 0.0), d.value("min", 0.0), d.value("max", 0.0));
   }
+  if (type == kProfileAnalyzed) {
+    const std::string error = d.value("error", "");
+    if (!error.empty()) return "profile of job " + d.value("job", "") + ": no analysis: " + error;
+    return fmt::format("profile of job {}: {} trace(s), {} finding(s)", d.value("job", ""), d.value("traces", 0),
+                       d.value("diagnoses", nlohmann::json::array()).size());
+  }
   if (type == kJobCancelRequested) return "job " + d.value("job", "") + ": cancellation requested";
   if (type == kJobStopRequested) {
     return fmt::format("job {}: step time steady at iteration {} (median {:.4g} s, known to ±{:.2f}%); stopping it",

@@ -42,6 +42,13 @@ constexpr char kVerifyOptions[] = R"json({
                       "description": "new runs of a pair's run that failed for the infrastructure, each charged"}
   }
 })json";
+constexpr char kProfileOptions[] = R"json({
+  "type": "object", "additionalProperties": false,
+  "properties": {
+    "infra_retries": {"type": "integer", "minimum": 0, "maximum": 10, "default": 2,
+                      "description": "new profiled runs after one that failed for the infrastructure, each charged"}
+  }
+})json";
 constexpr char kReportOptions[] = R"json({"type": "object", "additionalProperties": false})json";
 
 
@@ -52,6 +59,7 @@ const std::vector<StepKind>& StepKinds() {
       {"benchmark", kBenchmarkOptions, RunBenchmarkStep},
       {"tune", kTuneOptions, RunTuneStep},
       {"verify", kVerifyOptions, RunVerifyStep},
+      {"profile", kProfileOptions, RunProfileStep},
       {"report", kReportOptions, RunReportStep},
   };
   return kKinds;

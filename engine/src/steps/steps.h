@@ -23,6 +23,10 @@ Status RunTuneStep(RunContext& ctx, const StepDecl& step);
 // `verify`: the leader's paired-loss check (reverting a leader that fails), then `with.repeats`
 // alternating runs of the leader and the baseline for the quoted speedup.
 Status RunVerifyStep(RunContext& ctx, const StepDecl& step);
+// `profile`: one profiled run of the leader (Stack::ProfileForm), its traces analysed and recorded
+// (ProfileAnalyzed) for the agents and the report. with: infra_retries. Outcomes: done,
+// unsupported (the stack cannot profile this recipe), no_traces, profile_failed, budget_exhausted.
+Status RunProfileStep(RunContext& ctx, const StepDecl& step);
 // `report`: RESULTS.md, REPORT.md, throughput.svg and lessons.md in the campaign directory.
 Status RunReportStep(RunContext& ctx, const StepDecl& step);
 

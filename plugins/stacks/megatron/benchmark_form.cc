@@ -1,6 +1,7 @@
 // Copyright attune authors.
 #include "benchmark_form.h"
 
+#include <algorithm>
 #include <string>
 
 #include "recipe_view.h"
@@ -18,6 +19,31 @@ std::optional<long> PlannedIterations(const Recipe& recipe) {
   }
   if (auto exit = IntArg(recipe, "--exit-interval"); exit && *exit > 0 && (!n || *exit < *n)) n = exit;
   return n;
+}
+
+Result<Recipe> ProfiledRecipe(const Recipe& form, int world_size, const std::string& trace_dir) {
+  const std::optional<long> planned = PlannedIterations(form);
+  if (!planned || *planned < 3) {
+    return Status::FailedPrecondition(
+        "cannot place a profiling window in this run: it trains " +
+        (planned ? std::to_string(*planned) + " iteration(s)" : std::string("an unknown number of iterations")) +
+        "; a profiled run needs at least 3 (--train-iters or --exit-interval)");
+  }
+  const long start = std::min<long>(10, *planned / 2);
+  const long end = std::min<long>(start + 2, *planned);
+  std::string ranks;
+  for (int r = 0; r < std::max(1, std::min(world_size, kProfiledRanks)); ++r) {
+    if (!ranks.empty()) ranks += ' ';
+    ranks += std::to_string(r);
+  }
+  Recipe out = form;
+  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--profile", ""));
+  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--use-pytorch-profiler", ""));
+  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--profile-step-start", std::to_string(start)));
+  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--profile-step-end", std::to_string(end)));
+  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--profile-ranks", ranks));
+  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--tensorboard-dir", trace_dir));
+  return out;
 }
 
 Result<Recipe> BenchmarkRecipe(const Recipe& recipe) {

@@ -32,6 +32,17 @@ Result<Recipe> BenchmarkRecipe(const Recipe& recipe);
 // fixed global batch, cut by --exit-interval); std::nullopt when it cannot be told.
 std::optional<long> PlannedIterations(const Recipe& recipe);
 
+// Ranks a profiled job traces: the first kProfiledRanks (one node's worth on most clusters; the
+// cross-rank comparison needs more than one, and each trace costs time and disk).
+inline constexpr int kProfiledRanks = 8;
+
+// The profiled form (Stack::ProfileForm) of a benchmark form: Megatron's own profiling flags,
+// `--profile --use-pytorch-profiler --profile-step-start S --profile-step-end E --profile-ranks
+// 0..R-1 --tensorboard-dir trace_dir`, with the window [S, E) two iterations long, after warm-up
+// (S = 10, or half the run when it is shorter) and inside the run. FailedPrecondition when the
+// run is too short (fewer than 3 iterations) or its length cannot be told.
+Result<Recipe> ProfiledRecipe(const Recipe& form, int world_size, const std::string& trace_dir);
+
 }  // namespace attune::megatron
 
 #endif  // ATTUNE_PLUGINS_STACKS_MEGATRON_BENCHMARK_FORM_H_

@@ -144,6 +144,10 @@ Result<Recipe> MegatronStack::BenchmarkForm(const Recipe& recipe) const {
   return BenchmarkRecipe(recipe);
 }
 
+Result<Recipe> MegatronStack::ProfileForm(const Recipe& form, const std::string& trace_dir) const {
+  return ProfiledRecipe(form, form.topology.WorldSize(), trace_dir);
+}
+
 std::optional<int64_t> MegatronStack::BenchmarkLength(const Recipe& form) const {
   auto n = PlannedIterations(form);
   if (!n || *n <= 0) return std::nullopt;

@@ -12,6 +12,33 @@ using testing::TestMeasurement;
 using testing::TestRecipe;
 using nlohmann::json;
 
+TEST_CASE("a profiled run is folded apart from the tuning runs, and its diagnosis is the leader's",
+          "[campaign][profile]") {
+  LogBuilder b;
+  b.BaselineRun(1, 1000);
+  b.Request("t-profile-baseline-1", "baseline", "profile").Finish("t-profile-baseline-1", 10, TestMeasurement(1));
+  json bars = json::array({json{{"label", "rank 0"}, {"basis", "gpu_kernels"}, {"window_ns", 100},
+                                {"compute_ns", 60}, {"exposed_communication_ns", 30}, {"other_idle_ns", 10}}});
+  b.Add(events::kProfileAnalyzed,
+        json{{"job", "t-profile-baseline-1"}, {"traces", 2}, {"bars", bars},
+             {"diagnoses", json::array({json{{"kind", "communication"}, {"severity", 0.3}, {"evidence", "30%"}}})}});
+  auto s = CampaignState::Fold(b.events());
+  REQUIRE(s.ok());
+  REQUIRE(s->profiles.size() == 1);
+  CHECK(s->profiles[0].candidate == "baseline");
+  CHECK(s->profiles[0].traces == 2);
+  CHECK(s->profiles[0].bars.size() == 1);
+  CHECK(s->profiles[0].bars[0].value("exposed_communication_ns", 0) == 30);
+  // The profiled run's throughput is not a measurement of the baseline.
+  CHECK(s->MeasurementsOf("baseline").size() == 1);
+  CHECK(s->JobsOf("baseline", JobPurpose::kProfile).size() == 1);
+  auto diagnosis = s->ProfileDiagnosisOf("baseline");
+  REQUIRE(diagnosis.size() == 1);
+  CHECK(diagnosis[0].kind == "communication");
+  CHECK(diagnosis[0].evidence == "profile: 30%");
+  CHECK(s->ProfileDiagnosisOf("c001").empty());
+}
+
 TEST_CASE("CampaignStarted sets the settings, plugins, baseline and budget", "[fold]") {
   CampaignState s = LogBuilder(2.5).Fold();
   CHECK(s.started);
@@ -357,6 +384,29 @@ TEST_CASE("logs that cannot be folded are refused with the seq and the reason", 
     CHECK(s.status().code() == StatusCode::kCorruption);
     CHECK_THAT(s.status().message(), Catch::Contains("(CandidateRanked)") &&
                                          Catch::Contains("unknown outcome 'sideways'"));
+  }
+  SECTION("an analysis of a job that is not a profiled job, or of one twice") {
+    LogBuilder b;
+    b.Request("j", "baseline", "baseline");
+    b.Add(events::kProfileAnalyzed, json{{"job", "j"}, {"traces", 1}});
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.status().message(), Catch::Contains("not a profiled job"));
+    LogBuilder twice;
+    twice.Request("p", "baseline", "profile");
+    twice.Add(events::kProfileAnalyzed, json{{"job", "p"}, {"error", "no trace"}});
+    twice.Add(events::kProfileAnalyzed, json{{"job", "p"}, {"error", "no trace"}});
+    auto t = CampaignState::Fold(twice.events());
+    REQUIRE_FALSE(t.ok());
+    CHECK_THAT(t.status().message(), Catch::Contains("analysed twice"));
+  }
+  SECTION("bars of the wrong type") {
+    LogBuilder b;
+    b.Request("p", "baseline", "profile");
+    b.Add(events::kProfileAnalyzed, json{{"job", "p"}, {"bars", json::array({json{{"window_ns", "x"}}})}});
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == StatusCode::kCorruption);
   }
   SECTION("a job with a purpose this attune does not know") {
     LogBuilder b;

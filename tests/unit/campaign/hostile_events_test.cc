@@ -26,7 +26,7 @@ const std::vector<std::string>& AllEventTypes() {
       events::kJobSubmitted,     events::kJobCancelRequested, events::kJobFinished,
       events::kCandidateRanked,  events::kLeaderChanged,   events::kPairedLossChecked,
       events::kSpeedupMeasured,  events::kCampaignPaused,  events::kCampaignFinished,
-      events::kReportWritten};
+      events::kReportWritten,    events::kProfileAnalyzed};
   return kTypes;
 }
 
@@ -58,6 +58,7 @@ std::vector<std::string> FieldsOf(const std::string& type) {
       {events::kCampaignPaused, {"reason", "on_stop", "jobs"}},
       {events::kStepFinished, {"step", "outcome"}},
       {events::kAgentFailed, {"error"}},
+      {events::kProfileAnalyzed, {"job", "traces", "bars", "diagnoses", "error"}},
   };
   auto it = kFields.find(type);
   if (it != kFields.end()) return it->second;

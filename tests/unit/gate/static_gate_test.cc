@@ -225,5 +225,45 @@ TEST_CASE("a benchmark form that would train another model or resize the job is 
   CHECK_THAT(CheckBenchmarkForm(*stack, prod, bigger).message(), Catch::Contains("topology"));
 }
 
+TEST_CASE("the megatron profiled form adds only profiling flags, inside the run", "[gate][profile]") {
+  auto stack = MegatronStack();
+  const Recipe base = Baseline();
+  auto form = stack->BenchmarkForm(base);
+  REQUIRE(form.ok());
+  auto profiled = stack->ProfileForm(*form, "/campaign/jobs/j/traces");
+  REQUIRE(profiled.ok());
+  CHECK(GetValue(*profiled, "--profile") == std::optional<std::string>(""));
+  CHECK(GetValue(*profiled, "--use-pytorch-profiler") == std::optional<std::string>(""));
+  CHECK(GetValue(*profiled, "--tensorboard-dir") == std::optional<std::string>("/campaign/jobs/j/traces"));
+  const long start = std::stol(*GetValue(*profiled, "--profile-step-start"));
+  const long end = std::stol(*GetValue(*profiled, "--profile-step-end"));
+  CHECK(start == 10);
+  CHECK(end == 12);
+  const int world = base.topology.WorldSize();
+  std::string ranks;
+  for (int r = 0; r < std::min(world, 8); ++r) ranks += (r ? " " : "") + std::to_string(r);
+  CHECK(GetValue(*profiled, "--profile-ranks") == std::optional<std::string>(ranks));
+  // The engine accepts it as a benchmark form of the recipe: same model, same job size.
+  CHECK(CheckBenchmarkForm(*stack, base, *profiled).ok());
+  for (const Change& c : Diff(*form, *profiled)) {
+    INFO(c.key);
+    CHECK((c.key.find("profile") != std::string::npos || c.key == "--tensorboard-dir"));
+  }
+  SECTION("a short run gets its window inside it; one too short to profile is refused") {
+    Recipe shorter = *form;
+    REQUIRE(SetValue(&shorter, "--exit-interval", std::nullopt).ok());
+    REQUIRE(SetValue(&shorter, "--train-iters", "6").ok());
+    auto p6 = stack->ProfileForm(shorter, "/t");
+    REQUIRE(p6.ok());
+    CHECK(GetValue(*p6, "--profile-step-start") == std::optional<std::string>("3"));
+    CHECK(GetValue(*p6, "--profile-step-end") == std::optional<std::string>("5"));
+    REQUIRE(SetValue(&shorter, "--train-iters", "2").ok());
+    auto p2 = stack->ProfileForm(shorter, "/t");
+    REQUIRE_FALSE(p2.ok());
+    CHECK(p2.status().code() == StatusCode::kFailedPrecondition);
+    CHECK_THAT(p2.status().message(), Catch::Contains("2 iteration(s)"));
+  }
+}
+
 }  // namespace
 }  // namespace attune

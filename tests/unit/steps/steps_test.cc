@@ -26,11 +26,12 @@ TEST_CASE("job names are deterministic from campaign, candidate, pair and attemp
 TEST_CASE("the built-in step schema declares each kind's options with types and ranges",
           "[steps]") {
   WorkflowSchema s = BuiltinStepSchema();
-  CHECK(s.step_kinds.size() == 4);
+  CHECK(s.step_kinds.size() == 5);
   using Names = std::vector<std::string>;
   CHECK(s.step_kinds.at("benchmark").PropertyNames() == Names{"repeats"});
   CHECK(s.step_kinds.at("tune").PropertyNames() == Names{"agent_retries", "infra_retries", "max_candidates"});
   CHECK(s.step_kinds.at("verify").PropertyNames() == Names{"infra_retries", "repeats"});
+  CHECK(s.step_kinds.at("profile").PropertyNames() == Names{"infra_retries"});
   CHECK(s.step_kinds.at("report").PropertyNames().empty());
   const auto& bench = s.step_kinds.at("benchmark");
   CHECK(bench.Check(nlohmann::json{{"repeats", 2}}) == std::nullopt);

@@ -1,0 +1,133 @@
+// Copyright attune authors.
+//
+// `profile`: one profiled run of the leader (Stack::ProfileForm: the benchmark form with the
+// stack's profiler on, one trace per rank into the job's traces folder), its traces analysed by
+// engine/src/profile and the analysis recorded (ProfileAnalyzed) before anything reads it, so that
+// a replay never reads the traces again. The agents read the profile's diagnosis with the
+// leader's (campaign_view.cc); the report shows the per-rank breakdown.
+#include <algorithm>
+#include <filesystem>
+
+#include "campaign/events.h"
+#include "profile/breakdown_chart.h"
+#include "profile/profile.h"
+#include "steps/job_driver.h"
+#include "steps/step_kinds.h"
+#include "steps/steps.h"
+
+namespace attune {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool IsTraceFile(const fs::path& p) {
+  const std::string name = p.filename().string();
+  auto ends = [&](std::string_view tail) {
+    return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends(".json") || ends(".json.gz");
+}
+
+// The trace files below `dir`, in name order (a replay reads them in the same order).
+std::vector<std::string> TraceFiles(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return files;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) && IsTraceFile(it->path())) files.push_back(it->path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// ProfileAnalyzed's data for a finished profiled job: the analysis, or why there is none.
+json Analyze(const RunContext& ctx, const JobRecord& job) {
+  json d{{"job", job.name}, {"traces", 0}};
+  if (job.failure) {
+    d["error"] = "the profiled job failed (" + std::string(FailureKindName(job.failure->kind)) +
+                 "): " + job.failure->evidence;
+    return d;
+  }
+  const std::vector<std::string> files = TraceFiles(job.trace_dir);
+  if (files.empty()) {
+    d["error"] = "the job wrote no trace into " + job.trace_dir + ": the " + ctx.state.launcher_name +
+                 " launcher's jobs must be able to write that folder (on a cluster, a file system shared "
+                 "with this machine); simulated jobs write none";
+    return d;
+  }
+  d["traces"] = files.size();
+  auto report = profile::AnalyzeTraces(files, profile::AnalyzeOptions{});
+  if (!report.ok()) {
+    d["error"] = report.status().message();
+    return d;
+  }
+  d["bars"] = profile::BarsToJson(profile::BarsOf(*report));
+  json diagnoses = json::array();
+  for (const Diagnosis& g : report->diagnoses) diagnoses.push_back(DiagnosisToJson(g));
+  d["diagnoses"] = diagnoses;
+  return d;
+}
+
+const ProfileRecord* AnalysisOf(const CampaignState& s, const std::string& job) {
+  for (const auto& p : s.profiles) {
+    if (p.job == job) return &p;
+  }
+  return nullptr;
+}
+
+// Whether the stack can profile the leader at all (Unimplemented, or a run too short to profile).
+Status CanProfile(const RunContext& ctx, const Recipe& leader) {
+  ATTUNE_ASSIGN_OR_RETURN(Recipe form, ctx.stack->BenchmarkForm(leader));
+  return ctx.stack->ProfileForm(form, TraceDirOf(ctx, "probe")).status();
+}
+
+}  // namespace
+
+Status RunProfileStep(RunContext& ctx, const StepDecl& step) {
+  ATTUNE_ASSIGN_OR_RETURN(const int infra_retries, StepIntOption(step, "infra_retries"));
+  while (true) {
+    if (ctx.StopRequested()) return StopStatus();
+    const CampaignState& s = ctx.state;
+    const std::string who = s.leader_id;
+    const JobRecord* last = nullptr;
+    int infrastructure_failures = 0;
+    for (const auto& j : s.jobs) {
+      if (j.purpose != JobPurpose::kProfile || j.candidate != who || j.step != step.id) continue;
+      if (j.InFlight() || j.Counts()) last = &j;
+      if (j.Counts() && j.FailedForInfrastructure()) ++infrastructure_failures;
+    }
+    if (last && last->InFlight()) {
+      std::error_code ec;
+      fs::create_directories(last->trace_dir, ec);  // the profiler makes it too; this is for the job's user
+      ATTUNE_RETURN_IF_ERROR(DriveJob(ctx, last->name));
+      continue;
+    }
+    if (last && !AnalysisOf(s, last->name)) {
+      ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kProfileAnalyzed, Analyze(ctx, *last)}}));
+      continue;
+    }
+    if (last) {
+      const ProfileRecord& p = *AnalysisOf(s, last->name);
+      if (p.error.empty()) {
+        return FinishStep(ctx, step, "done");
+      }
+      const bool retry = last->FailedForInfrastructure() && infrastructure_failures <= infra_retries;
+      if (!retry) {
+        return FinishStep(ctx, step, last->failure ? "profile_failed" : "no_traces");
+      }
+    }
+    const Recipe* leader = s.RecipeOf(who);
+    if (!leader) return Status::Internal("profile: no recipe for the leader '" + who + "'");
+    if (Status can = CanProfile(ctx, *leader); !can.ok()) {
+      ctx.Say("profile: " + can.message());
+      return FinishStep(ctx, step, "unsupported");
+    }
+    ATTUNE_ASSIGN_OR_RETURN(std::optional<std::string> name,
+                            TryRequestJob(ctx, JobAsk{who, JobPurpose::kProfile, 0, step.id}));
+    if (!name) return FinishStep(ctx, step, "budget_exhausted");
+  }
+}
+
+}  // namespace attune
