@@ -209,9 +209,11 @@ std::string ConfigToml(const CodexConfig& c, const CodexFolders& folders) {
   o << "# Written by attune's codex agent plugin for one campaign; rewritten before every run.\n";
   if (!c.model.empty()) o << "model = " << TomlString(c.model) << "\n";
   if (!c.base_url.empty()) o << "model_provider = " << TomlString(kProviderName) << "\n";
+  // No login shell: bash -l rereads /etc/profile, which resets PATH and loses attune's folder.
   o << "approval_policy = \"never\"\n"
     << "sandbox_mode = " << TomlString(c.sandbox) << "\n"
     << "web_search = \"disabled\"\n"
+    << "allow_login_shell = false\n"
     << "check_for_update_on_startup = false\n";
   o << "\n[sandbox_workspace_write]\nwritable_roots = []\nnetwork_access = false\n"
     << "exclude_slash_tmp = true\nexclude_tmpdir_env_var = true\n";
@@ -223,8 +225,10 @@ std::string ConfigToml(const CodexConfig& c, const CodexFolders& folders) {
       << "base_url = " << TomlString(c.base_url) << "\n"
       << "env_key = " << TomlString(c.env_key) << "\n"
       << "wire_api = \"responses\"\n"
+      // Codex 0.171 retries an HTTP error under both knobs (1 + request retries, times 1 + stream
+      // retries, requests in all); one knob keeps `api_retries` the number of extra requests.
       << "request_max_retries = " << c.api_retries << "\n"
-      << "stream_max_retries = " << c.api_retries << "\n";
+      << "stream_max_retries = 0\n";
   }
   // The work folder is trusted so that Codex reads its project files (.agents/skills).
   o << "\n[projects." << TomlString(folders.work) << "]\ntrust_level = \"trusted\"\n";
