@@ -1,7 +1,9 @@
 // Copyright attune authors.
 #include "codex_agent.h"
 
+#include <algorithm>
 #include <iostream>
+#include <map>
 #include <utility>
 
 #include "attune/agentkit/prompt.h"
@@ -27,22 +29,40 @@ std::string RawTail(const std::string& text) {
 
 }  // namespace
 
+// What the runs of one Propose used. Codex reports a session's running token total, so each run
+// counts what its session's total grew by since it was last known (earlier in this Propose, or as
+// recorded in the history for a resumed session).
 struct CodexAgent::Attempt {
   int calls = 0;
   int turns = 0;
   int commands = 0;
-  int64_t input_tokens = 0;
-  int64_t cached_input_tokens = 0;
-  int64_t output_tokens = 0;
-  void Add(const CodexRun& r) {
+  CodexUsage used;                                 // by this proposal
+  std::map<std::string, CodexUsage> session_total;  // last known total per session
+  void Add(const CodexRun& r, bool resumed) {
     ++calls;
     turns += r.turns;
     commands += r.commands;
-    input_tokens += r.input_tokens;
-    cached_input_tokens += r.cached_input_tokens;
-    output_tokens += r.output_tokens;
+    CodexUsage before = resumed ? session_total[r.session_id] : CodexUsage{};
+    // A smaller total than before (compaction, a rewritten session) counts as nothing used.
+    used.input += std::max<int64_t>(0, r.session_usage.input - before.input);
+    used.cached_input += std::max<int64_t>(0, r.session_usage.cached_input - before.cached_input);
+    used.output += std::max<int64_t>(0, r.session_usage.output - before.output);
+    if (!r.session_id.empty()) session_total[r.session_id] = r.session_usage;
   }
 };
+
+CodexUsage RecordedSessionUsage(const CampaignView& view, const std::string& session) {
+  for (auto it = view.history.rbegin(); it != view.history.rend(); ++it) {
+    const auto& m = it->agent_meta;
+    if (!m.is_object() || m.value("session_id", "") != session) continue;
+    auto count = [&](const char* key) {
+      return m.contains(key) && m[key].is_number_integer() ? m[key].get<int64_t>() : 0;
+    };
+    return {count("session_input_tokens"), count("session_cached_input_tokens"),
+            count("session_output_tokens")};
+  }
+  return {};
+}
 
 std::string LastCodexSession(const CampaignView& view) {
   for (auto it = view.history.rbegin(); it != view.history.rend(); ++it) {
@@ -92,7 +112,7 @@ Result<CodexRun> CodexAgent::RunWithRetries(CodexCall call, const CodexFolders& 
   std::string last_error;
   for (int i = 0; i <= config_.retries; ++i) {
     ATTUNE_ASSIGN_OR_RETURN(CodexRun run, RunOnce(call, folders, deadline));
-    attempt->Add(run);
+    attempt->Add(run, !call.resume_session.empty() && run.session_id == call.resume_session);
     if (run.ok) return run;
     last_error = run.error;
     Log(LogLevel::kWarn, "codex: attempt " + std::to_string(i + 1) + " failed: " + run.error);
@@ -131,6 +151,7 @@ Result<Proposal> CodexAgent::Propose(const CampaignView& view) {
                                      std::chrono::duration<double>(config_.timeout_s));
   Attempt attempt;
   std::string session = config_.resume ? LastCodexSession(view) : "";
+  if (!session.empty()) attempt.session_total[session] = RecordedSessionUsage(view, session);
   CodexCall ask{CodexPrompt(agentkit::BuildProposalPrompt(view), config_, folders), session};
   ATTUNE_ASSIGN_OR_RETURN(CodexRun run, RunWithRetries(ask, folders, deadline, &attempt));
   auto proposal = UsableAnswer(view, run.result);
@@ -150,9 +171,12 @@ Result<Proposal> CodexAgent::Propose(const CampaignView& view) {
   proposal->meta = {{"agent", "codex"},
                     {"session_id", run.session_id},
                     {"turns", attempt.turns},
-                    {"input_tokens", attempt.input_tokens},
-                    {"cached_input_tokens", attempt.cached_input_tokens},
-                    {"output_tokens", attempt.output_tokens},
+                    {"input_tokens", attempt.used.input},
+                    {"cached_input_tokens", attempt.used.cached_input},
+                    {"output_tokens", attempt.used.output},
+                    {"session_input_tokens", run.session_usage.input},
+                    {"session_cached_input_tokens", run.session_usage.cached_input},
+                    {"session_output_tokens", run.session_usage.output},
                     {"calls", attempt.calls},
                     {"commands", attempt.commands},
                     {"model", config_.model},

@@ -15,8 +15,11 @@
 //  3. Parse and validate the answer (attune/agentkit/proposal.h). An invalid answer gets ONE
 //     follow-up in the same session carrying the error; a second invalid answer is a failure
 //     (kInvalidArgument) whose message keeps the raw answer.
-//  4. meta: agent, session_id, turns, input_tokens, cached_input_tokens, output_tokens, calls,
-//     commands, model, resumed_session. Codex reports no cost, so there is none.
+//  4. meta: agent, session_id, turns, input_tokens, cached_input_tokens, output_tokens (used by
+//     this proposal), session_input_tokens, session_cached_input_tokens, session_output_tokens
+//     (the session's running totals as Codex reports them, so that the next proposal, after a
+//     restart too, can tell what it used), calls, commands, model, resumed_session. Codex reports
+//     no cost, so there is none.
 #ifndef ATTUNE_PLUGINS_AGENTS_CODEX_CODEX_AGENT_H_
 #define ATTUNE_PLUGINS_AGENTS_CODEX_CODEX_AGENT_H_
 
@@ -59,6 +62,10 @@ class CodexAgent : public Agent {
   CodexConfig config_;
   std::function<void(LogLevel, const std::string&)> log_;
 };
+
+// The running token totals recorded for `session` by the latest history entry of that session
+// (zeros when none).
+CodexUsage RecordedSessionUsage(const CampaignView& view, const std::string& session);
 
 // The plugin factory.
 Result<std::unique_ptr<Plugin>> CreateCodexAgent(const PluginContext& context);

@@ -38,9 +38,8 @@ void ReadEvent(const json& e, CodexRun* r, bool* failed) {
   } else if (type == "turn.completed") {
     ++r->turns;
     const json usage = e.value("usage", json::object());
-    r->input_tokens += Count(usage, "input_tokens");
-    r->cached_input_tokens += Count(usage, "cached_input_tokens");
-    r->output_tokens += Count(usage, "output_tokens");
+    r->session_usage = {Count(usage, "input_tokens"), Count(usage, "cached_input_tokens"),
+                        Count(usage, "output_tokens")};
   } else if (type == "turn.failed") {
     *failed = true;
     r->errors.push_back(Str(e.value("error", json::object()), "message"));

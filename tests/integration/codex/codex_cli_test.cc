@@ -343,6 +343,11 @@ TEST_CASE("a resumed campaign continues the recorded session", "[codex]") {
   CHECK(second->done);
   CHECK(second->meta["session_id"] == first->meta["session_id"]);
   CHECK(second->meta["resumed_session"] == true);
+  // Codex reports the session's running total (200 after the second request); the second
+  // proposal used one request's worth.
+  CHECK(second->meta["session_input_tokens"] == 200);
+  CHECK(second->meta["input_tokens"] == 100);
+  CHECK(second->meta["output_tokens"] == 20);
   auto requests = model.Requests();
   REQUIRE(requests.size() == 2);
   CHECK(Contains(InputText(requests[1]), "memory headroom: 30 of 80 GiB used"));

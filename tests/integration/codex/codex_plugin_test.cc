@@ -197,9 +197,9 @@ TEST_CASE("the JSONL reader: session, usage, the last message, commands", "[code
   CHECK(r.ok);
   CHECK(r.session_id == "01a2412e-2a67-7582-be68-e0cc28bb1996");
   CHECK(r.turns == 1);
-  CHECK(r.input_tokens == 300);
-  CHECK(r.cached_input_tokens == 7);
-  CHECK(r.output_tokens == 60);
+  CHECK(r.session_usage.input == 300);
+  CHECK(r.session_usage.cached_input == 7);
+  CHECK(r.session_usage.output == 60);
   CHECK(r.commands == 1);
   CHECK(r.result == "{\"done\":true}");
   CHECK(r.errors.empty());  // an error *item* (a warning) is not an error of the run
@@ -286,6 +286,21 @@ TEST_CASE("the last codex session comes from this agent's own meta", "[codex][re
   CHECK(LastCodexSession(v) == "s1");
   v.history = {b};
   CHECK(LastCodexSession(v).empty());
+}
+
+TEST_CASE("a resumed session's recorded running totals are found for it", "[codex][resume]") {
+  CampaignView v;
+  CandidateRecord a, b;
+  a.agent_meta = {{"agent", "codex"}, {"session_id", "s1"}, {"session_input_tokens", 100},
+                  {"session_output_tokens", 10}};
+  b.agent_meta = {{"agent", "codex"}, {"session_id", "s1"}, {"session_input_tokens", 250},
+                  {"session_cached_input_tokens", 5}, {"session_output_tokens", 30}};
+  v.history = {a, b};
+  CodexUsage u = RecordedSessionUsage(v, "s1");
+  CHECK(u.input == 250);
+  CHECK(u.cached_input == 5);
+  CHECK(u.output == 30);
+  CHECK(RecordedSessionUsage(v, "s2").input == 0);
 }
 
 TEST_CASE("preparing the folders writes config.toml and installs the skill", "[codex][skill]") {
