@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "attune/agent.h"
 #include "codex_agent.h"
@@ -133,6 +134,19 @@ int ProcessesWithHome(const std::string& codex_home) {
     std::stringstream env;
     env << f.rdbuf();
     if (Contains(env.str() + '\0', needle)) ++n;
+  }
+  return n;
+}
+
+// Processes whose command line contains `text` (NUL-separated words joined by spaces).
+int ProcessesRunning(const std::string& text) {
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::ifstream f(entry.path() / "cmdline", std::ios::binary);
+    if (!f) continue;
+    std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    if (Contains(cmdline, text)) ++n;
   }
   return n;
 }
@@ -284,12 +298,13 @@ TEST_CASE("an unparsable answer is retried once in the same session, then fails 
   CHECK(Contains(seen, "could not be used"));
 }
 
-TEST_CASE("a model that does not answer in time fails within the timeout, the CLI killed",
-          "[codex]") {
+TEST_CASE("past the timeout the CLI and its sandboxed tool processes are killed", "[codex]") {
   Scratch s;
   s.SetStatus(json{{"state", "finished"}});
-  ResponsesModel model(s.root / "model", json{{"turns", {{{"sleep", 60}, {"text", "late"}}}}});
-  auto agent = MakeAgent(s, model, json{{"timeout_s", 5}, {"retries", 2}});
+  // The model starts a long command (in Codex's sandbox, a session of its own), then never answers.
+  ResponsesModel model(s.root / "model", json::parse(R"({"turns": [{"shell": "sleep 77.25"}],
+                                                         "default": {"sleep": 60, "text": "late"}})"));
+  auto agent = MakeAgent(s, model, json{{"timeout_s", 5}, {"retries", 2}, {"hooks", false}});
   auto start = std::chrono::steady_clock::now();
   auto p = agent->Propose(View(s));
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -297,7 +312,14 @@ TEST_CASE("a model that does not answer in time fails within the timeout, the CL
   CHECK(p.status().code() == attune::StatusCode::kDeadlineExceeded);
   CHECK(Contains(p.status().message(), "process group was killed"));
   CHECK(took < 5 + 4);
+  REQUIRE(model.Requests().size() >= 1);  // the command was asked for
+  // The sandbox's processes die with their parent (bubblewrap --die-with-parent): give the kernel
+  // a moment to deliver that.
+  for (int i = 0; i < 50 && ProcessesRunning("sleep 77.25") + ProcessesWithHome(s.home()) > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   CHECK(ProcessesWithHome(s.home()) == 0);
+  CHECK(ProcessesRunning("sleep 77.25") == 0);
 }
 
 TEST_CASE("HTTP 500 is retried a bounded number of times, then fails", "[codex]") {
