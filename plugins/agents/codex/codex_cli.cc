@@ -218,7 +218,11 @@ std::string ConfigToml(const CodexConfig& c, const CodexFolders& folders) {
   o << "\n[sandbox_workspace_write]\nwritable_roots = []\nnetwork_access = false\n"
     << "exclude_slash_tmp = true\nexclude_tmpdir_env_var = true\n";
   o << "\n[analytics]\nenabled = false\n";
-  if (c.hooks) o << "\n[features]\nhooks = true\n";
+  // Hooks are on by default in 0.171 (trust is what gates them, see BuildArgv); said explicitly so
+  // a version that turns them off by default still runs them. `collab` offers sub-agent tools
+  // (spawn_agent, ...): a sub-agent is another thread this plugin neither sees nor records.
+  o << "\n[features]\ncollab = false\n";
+  if (c.hooks) o << "hooks = true\n";
   if (!c.base_url.empty()) {
     o << "\n[model_providers." << kProviderName << "]\n"
       << "name = " << TomlString(kProviderName) << "\n"
@@ -304,9 +308,10 @@ std::vector<std::string> EnforcementGaps(const CodexConfig& c) {
   gaps.push_back(
       "codex: reads are not confined (the sandbox lets commands read the whole file system)");
   gaps.push_back(
-      "codex: the PreToolUse hook sees shell commands (tool Bash) and file patches; tools that "
-      "Codex runs without a hook (web search, image viewing, MCP servers) are not judged by the "
-      "guard: web search is disabled in the generated config and no MCP server is configured");
+      "codex: the PreToolUse hook judges shell commands (tool Bash) and denies every other tool "
+      "it is asked about (view_image, goals, ...), but Codex does not ask it about write_stdin "
+      "(input to a command the guard already allowed); web search is off and sub-agents are off "
+      "in the generated config, and no MCP server is configured");
   gaps.push_back(
       "codex: the sandbox (bubblewrap + seccomp on Linux) must be usable: where it is not, every "
       "command of the model fails rather than running unconfined");

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "attune/agent.h"
+#include "attune/support/process.h"
 #include "codex_agent.h"
 #include "responses_model.h"
 
@@ -373,4 +374,37 @@ TEST_CASE("a resumed campaign continues the recorded session", "[codex]") {
   auto requests = model.Requests();
   REQUIRE(requests.size() == 2);
   CHECK(Contains(InputText(requests[1]), "memory headroom: 30 of 80 GiB used"));
+}
+
+TEST_CASE("codex --strict-config accepts every key of the generated config.toml", "[codex]") {
+  Scratch s;
+  ResponsesModel model(s.root / "model", json{{"default", {{"text", "fin"}}}});
+  attune::PluginContext ctx;
+  ctx.config = {{"binary", std::getenv("ATTUNE_CODEX_BIN") ? std::getenv("ATTUNE_CODEX_BIN") : "codex"},
+                {"model", "fake-model"}, {"base_url", model.BaseUrl()},
+                {"env_key", "ATTUNE_FAKE_KEY"}, {"env", {{"ATTUNE_FAKE_KEY", "x"}}}};
+  ctx.campaign_dir = s.campaign().string();
+  ctx.attune_binary = ATTUNE_HOOK_DRIVER;
+  auto config = attune::agents::ParseConfig(ctx);
+  REQUIRE(config.ok());
+  auto folders = attune::agents::FoldersFor(config->campaign_dir);
+  std::vector<std::string> warnings;
+  REQUIRE(attune::agents::PrepareFolders(*config, folders, &warnings).ok());
+  auto argv = attune::agents::BuildArgv(*config, {"hi", ""});
+  argv.insert(argv.begin() + 2, "--strict-config");
+  attune::support::ProcessOptions options;
+  options.env = attune::agents::ChildEnvironment(*config, folders);
+  options.cwd = folders.work;
+  options.timeout_s = 60;
+  auto run = attune::support::RunProcess(argv, options);
+  REQUIRE(run.ok());
+  INFO(run->err);
+  CHECK(run->exit_code == 0);
+  CHECK(Contains(run->out, "turn.completed"));
+  // The check has teeth: an unknown top-level key is refused.
+  std::string toml = attune::agents::ConfigToml(*config, folders);
+  std::ofstream(folders.home + "/config.toml", std::ios::trunc) << "no_such_key = 1\n" << toml;
+  auto refused = attune::support::RunProcess(argv, options);
+  REQUIRE(refused.ok());
+  CHECK(refused->exit_code != 0);
 }

@@ -136,6 +136,7 @@ TEST_CASE("config.toml: provider, never-ask approvals, a sandbox confined to the
   CHECK(Contains(toml, "network_access = false\n"));
   CHECK(Contains(toml, "web_search = \"disabled\"\n"));
   CHECK(Contains(toml, "allow_login_shell = false\n"));
+  CHECK(Contains(toml, "[features]\ncollab = false\nhooks = true\n"));
   CHECK(Contains(toml, "[[hooks.PreToolUse]]\nmatcher = \"*\"\n"));
   CHECK(Contains(toml, "codex guard --campaign-dir /camp --attune /usr/bin/attune --namespace tune"));
   CHECK(Contains(toml, "[[hooks.Stop]]\n"));
