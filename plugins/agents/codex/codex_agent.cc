@@ -23,8 +23,7 @@ Result<Proposal> UsableAnswer(const CampaignView& view, const std::string& text)
 }
 
 std::string RawTail(const std::string& text) {
-  return text.size() <= kRawAnswerKept ? text
-                                       : "..." + text.substr(text.size() - kRawAnswerKept);
+  return text.size() <= kRawAnswerKept ? text : "..." + text.substr(text.size() - kRawAnswerKept);
 }
 
 }  // namespace
@@ -36,7 +35,7 @@ struct CodexAgent::Attempt {
   int calls = 0;
   int turns = 0;
   int commands = 0;
-  CodexUsage used;                                 // by this proposal
+  CodexUsage used;                                  // by this proposal
   std::map<std::string, CodexUsage> session_total;  // last known total per session
   void Add(const CodexRun& r, bool resumed) {
     ++calls;
@@ -88,8 +87,8 @@ Result<CodexRun> CodexAgent::RunOnce(const CodexCall& call, const CodexFolders& 
                                      Clock::time_point deadline) {
   double left = std::chrono::duration<double>(deadline - Clock::now()).count();
   if (left <= 0) {
-    return Status::DeadlineExceeded("codex: no time left of timeout_s=" +
-                                    std::to_string(config_.timeout_s) + " s");
+    return Status::DeadlineExceeded(
+        "codex: no time left of timeout_s=" + std::to_string(config_.timeout_s) + " s");
   }
   support::ProcessOptions options;
   options.env = ChildEnvironment(config_, folders);
@@ -162,10 +161,9 @@ Result<Proposal> CodexAgent::Propose(const CampaignView& view) {
     ATTUNE_ASSIGN_OR_RETURN(run, RunWithRetries(retry, folders, deadline, &attempt));
     proposal = UsableAnswer(view, run.result);
     if (!proposal.ok()) {
-      return Status::InvalidArgument("codex: the answer was invalid twice (session " +
-                                     run.session_id + "); first: " + first + "; then: " +
-                                     proposal.status().message() + "; raw answer: " +
-                                     RawTail(run.result));
+      return Status::InvalidArgument(
+          "codex: the answer was invalid twice (session " + run.session_id + "); first: " + first +
+          "; then: " + proposal.status().message() + "; raw answer: " + RawTail(run.result));
     }
   }
   proposal->meta = {{"agent", "codex"},
@@ -185,8 +183,9 @@ Result<Proposal> CodexAgent::Propose(const CampaignView& view) {
 }
 
 std::vector<PluginCommand> CodexAgent::Commands() const {
-  return {{"guard", "the PreToolUse hook: judges one tool call against the campaign's guard policy"},
-          {"stop", "the Stop hook: keeps the agent working while the campaign has budget left"}};
+  return {
+      {"guard", "the PreToolUse hook: judges one tool call against the campaign's guard policy"},
+      {"stop", "the Stop hook: keeps the agent working while the campaign has budget left"}};
 }
 
 int CodexAgent::RunCommand(const std::string& command, const std::vector<std::string>& args,

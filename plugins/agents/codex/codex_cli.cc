@@ -123,11 +123,21 @@ std::string TomlString(const std::string& s) {
   std::string out = "\"";
   for (unsigned char ch : s) {
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (ch < 0x20 || ch == 0x7f) {
           char buf[8];
@@ -294,8 +304,7 @@ Status PrepareFolders(const CodexConfig& c, const CodexFolders& folders,
   }
   ATTUNE_RETURN_IF_ERROR(
       support::WriteFileAtomically(folders.home + "/config.toml", ConfigToml(c, folders)));
-  return CopySkill(c.skill_dir, fs::path(folders.work) / ".agents" / "skills" / "attune",
-                   warnings);
+  return CopySkill(c.skill_dir, fs::path(folders.work) / ".agents" / "skills" / "attune", warnings);
 }
 
 std::vector<std::string> EnforcementGaps(const CodexConfig& c) {

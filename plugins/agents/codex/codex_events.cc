@@ -19,8 +19,9 @@ std::string Str(const json& j, const char* key) {
 }
 
 int64_t Count(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j.at(key).is_number_integer() ? j.at(key).get<int64_t>()
-                                                                           : 0;
+  return j.is_object() && j.contains(key) && j.at(key).is_number_integer()
+             ? j.at(key).get<int64_t>()
+             : 0;
 }
 
 void ReadItem(const json& item, CodexRun* r) {
@@ -64,8 +65,8 @@ CodexRun ReadRun(const support::ProcessResult& p) {
   }
   r.ok = p.exit_code == 0 && r.turns > 0 && !failed && !r.result.empty();
   if (r.ok) return r;
-  std::string why = events == 0 ? "the CLI printed no JSON events"
-                    : failed    ? "the turn failed"
+  std::string why = events == 0    ? "the CLI printed no JSON events"
+                    : failed       ? "the turn failed"
                     : r.turns == 0 ? "no turn completed"
                                    : "the turn ended without a message";
   std::string errors;

@@ -33,14 +33,14 @@ struct CodexUsage {
 
 // What one `codex exec` run produced.
 struct CodexRun {
-  bool ok = false;           // exit 0, a turn completed, none failed, and a final message
-  std::string result;        // the last agent_message text
-  std::string session_id;    // thread.started's thread_id
-  int turns = 0;             // turn.completed events
-  CodexUsage session_usage;  // the last turn.completed's usage: the session's total so far
-  int commands = 0;                  // command_execution items completed
-  std::vector<std::string> errors;   // turn.failed and error messages, in order
-  std::string error;                 // why not ok: exit code, the errors, stderr tail
+  bool ok = false;                  // exit 0, a turn completed, none failed, and a final message
+  std::string result;               // the last agent_message text
+  std::string session_id;           // thread.started's thread_id
+  int turns = 0;                    // turn.completed events
+  CodexUsage session_usage;         // the last turn.completed's usage: the session's total so far
+  int commands = 0;                 // command_execution items completed
+  std::vector<std::string> errors;  // turn.failed and error messages, in order
+  std::string error;                // why not ok: exit code, the errors, stderr tail
 };
 
 // Reads the JSONL of stdout (and exit code and stderr for the error).

@@ -33,9 +33,9 @@ int Guard(const std::vector<std::string>& args, std::istream& in, std::ostream& 
   auto config = agentkit::ParseGuardArgs(args);
   if (!config.ok()) {
     err << "attune codex guard: " << config.status().message() << "\n";
-    PrintDenial("attune guard is misconfigured (" + config.status().message() +
-                    "); nothing is allowed",
-                out);
+    PrintDenial(
+        "attune guard is misconfigured (" + config.status().message() + "); nothing is allowed",
+        out);
     return kUsage;
   }
   json input = json::parse(in, nullptr, false);
@@ -76,8 +76,8 @@ int Stop(const std::vector<std::string>& args, std::istream& in, std::ostream& o
 }  // namespace
 
 std::string FirstPatchedFile(const std::string& patch) {
-  static const char* kMarkers[] = {"*** Add File: ", "*** Update File: ", "*** Delete File: ",
-                                   "*** Move to: "};
+  static const char* kMarkers[] = {
+      "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "};
   std::istringstream lines(patch);
   std::string line;
   while (std::getline(lines, line)) {

@@ -40,8 +40,7 @@ namespace attune::agents {
 // Judges one Codex tool call (tool_name and tool_input as in the PreToolUse input).
 agentkit::GuardDecision JudgeCodexToolUse(const agentkit::GuardConfig& config,
                                           const std::string& tool_name,
-                                          const nlohmann::json& tool_input,
-                                          const std::string& cwd);
+                                          const nlohmann::json& tool_input, const std::string& cwd);
 
 // The first file a Codex patch ("*** Add File: p", "*** Update File: p", ...) touches; "" if none.
 std::string FirstPatchedFile(const std::string& patch);

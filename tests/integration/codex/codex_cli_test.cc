@@ -77,10 +77,20 @@ attune::CampaignView View(const Scratch& s) {
   v.baseline_measurement = m;
   v.leader_measurement = m;
   v.diagnosis = {{"memory_headroom", 0.6, "peak 30 of 80 GiB"}};
-  v.levers = {{"micro_batch_size", "larger micro-batches", {"--micro-batch-size"},
-               {"memory_headroom"}, 0.1, 0.3, false},
-              {"tensor_parallel", "tensor parallel size", {"--tensor-model-parallel-size"},
-               {"communication"}, 0.1, 0.5, false}};
+  v.levers = {{"micro_batch_size",
+               "larger micro-batches",
+               {"--micro-batch-size"},
+               {"memory_headroom"},
+               0.1,
+               0.3,
+               false},
+              {"tensor_parallel",
+               "tensor parallel size",
+               {"--tensor-model-parallel-size"},
+               {"communication"},
+               0.1,
+               0.5,
+               false}};
   v.legal_moves = {{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "micro-batch 1 -> 2"},
                    {"tensor_parallel", {{"--tensor-model-parallel-size", "2", "1"}}, "TP 2 -> 1"}};
   v.budget_total_gpu_hours = 10;
@@ -154,9 +164,10 @@ int ProcessesRunning(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("the real CLI returns the scripted proposal with session, turns and tokens in meta; "
-          "attune status runs",
-          "[codex]") {
+TEST_CASE(
+    "the real CLI returns the scripted proposal with session, turns and tokens in meta; "
+    "attune status runs",
+    "[codex]") {
   Scratch s;
   s.SetStatus(kBudgetLeft);
   std::string status_cmd = "attune status " + s.campaign().string() + " --json";
@@ -192,9 +203,10 @@ TEST_CASE("the real CLI returns the scripted proposal with session, turns and to
   CHECK_FALSE(Contains(outputs[0], "blocked"));
 }
 
-TEST_CASE("the guard denies kubectl outside the namespace and a write outside the work folder; "
-          "the model reads why",
-          "[codex]") {
+TEST_CASE(
+    "the guard denies kubectl outside the namespace and a write outside the work folder; "
+    "the model reads why",
+    "[codex]") {
   Scratch s;
   s.SetStatus(kBudgetLeft);
   std::string outside = (s.root / "outside.txt").string();
@@ -258,11 +270,11 @@ TEST_CASE("the Stop hook keeps the agent working while budget is left", "[codex]
   CHECK(Contains(seen, "4 GPU-hours of 10 left"));
 }
 
-TEST_CASE("the Stop hook gives up at its cap, and without budget it does not continue",
-          "[codex]") {
+TEST_CASE("the Stop hook gives up at its cap, and without budget it does not continue", "[codex]") {
   Scratch s;
   s.SetStatus(kBudgetLeft);
-  ResponsesModel model(s.root / "model", json{{"default", {{"text", "Still thinking, no answer."}}}});
+  ResponsesModel model(s.root / "model",
+                       json{{"default", {{"text", "Still thinking, no answer."}}}});
   auto agent = MakeAgent(s, model, json{{"stop_hook_cap", 2}});
   auto p = agent->Propose(View(s));
   CHECK_FALSE(p.ok());
@@ -277,9 +289,10 @@ TEST_CASE("the Stop hook gives up at its cap, and without budget it does not con
   CHECK(model2.Requests().size() == 2);
 }
 
-TEST_CASE("an unparsable answer is retried once in the same session, then fails with the raw "
-          "text",
-          "[codex]") {
+TEST_CASE(
+    "an unparsable answer is retried once in the same session, then fails with the raw "
+    "text",
+    "[codex]") {
   Scratch s;
   s.SetStatus(json{{"state", "finished"}});
   ResponsesModel model(
@@ -316,7 +329,8 @@ TEST_CASE("past the timeout the CLI and its sandboxed tool processes are killed"
   REQUIRE(model.Requests().size() >= 1);  // the command was asked for
   // The sandbox's processes die with their parent (bubblewrap --die-with-parent): give the kernel
   // a moment to deliver that.
-  for (int i = 0; i < 50 && ProcessesRunning("sleep 77.25") + ProcessesWithHome(s.home()) > 0; ++i) {
+  for (int i = 0; i < 50 && ProcessesRunning("sleep 77.25") + ProcessesWithHome(s.home()) > 0;
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   CHECK(ProcessesWithHome(s.home()) == 0);
@@ -380,9 +394,12 @@ TEST_CASE("codex --strict-config accepts every key of the generated config.toml"
   Scratch s;
   ResponsesModel model(s.root / "model", json{{"default", {{"text", "fin"}}}});
   attune::PluginContext ctx;
-  ctx.config = {{"binary", std::getenv("ATTUNE_CODEX_BIN") ? std::getenv("ATTUNE_CODEX_BIN") : "codex"},
-                {"model", "fake-model"}, {"base_url", model.BaseUrl()},
-                {"env_key", "ATTUNE_FAKE_KEY"}, {"env", {{"ATTUNE_FAKE_KEY", "x"}}}};
+  ctx.config = {
+      {"binary", std::getenv("ATTUNE_CODEX_BIN") ? std::getenv("ATTUNE_CODEX_BIN") : "codex"},
+      {"model", "fake-model"},
+      {"base_url", model.BaseUrl()},
+      {"env_key", "ATTUNE_FAKE_KEY"},
+      {"env", {{"ATTUNE_FAKE_KEY", "x"}}}};
   ctx.campaign_dir = s.campaign().string();
   ctx.attune_binary = ATTUNE_HOOK_DRIVER;
   auto config = attune::agents::ParseConfig(ctx);

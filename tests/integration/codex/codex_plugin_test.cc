@@ -29,12 +29,9 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 
 CodexConfig Config() {
   PluginContext ctx;
-  ctx.config = json{{"binary", "/opt/codex"},
-                    {"model", "gpt-test"},
-                    {"base_url", "http://127.0.0.1:9/v1"},
-                    {"env_key", "MY_KEY"},
-                    {"api_retries", 1},
-                    {"namespace", "tune"}};
+  ctx.config =
+      json{{"binary", "/opt/codex"}, {"model", "gpt-test"}, {"base_url", "http://127.0.0.1:9/v1"},
+           {"env_key", "MY_KEY"},    {"api_retries", 1},    {"namespace", "tune"}};
   ctx.campaign_dir = "/camp";
   ctx.attune_binary = "/usr/bin/attune";
   auto c = ParseConfig(ctx);
@@ -114,9 +111,10 @@ TEST_CASE("codex options: defaults, and errors name the key", "[codex][config]")
   CHECK(Contains(unknown.status().message(), "timeout"));
 }
 
-TEST_CASE("config.toml: provider, never-ask approvals, a sandbox confined to the work folder, "
-          "the hooks",
-          "[codex][config]") {
+TEST_CASE(
+    "config.toml: provider, never-ask approvals, a sandbox confined to the work folder, "
+    "the hooks",
+    "[codex][config]") {
   CodexConfig c = Config();
   CodexFolders f = FoldersFor(c.campaign_dir);
   CHECK(f.home == "/camp/agent/codex/home");
@@ -138,7 +136,8 @@ TEST_CASE("config.toml: provider, never-ask approvals, a sandbox confined to the
   CHECK(Contains(toml, "allow_login_shell = false\n"));
   CHECK(Contains(toml, "[features]\ncollab = false\nhooks = true\n"));
   CHECK(Contains(toml, "[[hooks.PreToolUse]]\nmatcher = \"*\"\n"));
-  CHECK(Contains(toml, "codex guard --campaign-dir /camp --attune /usr/bin/attune --namespace tune"));
+  CHECK(
+      Contains(toml, "codex guard --campaign-dir /camp --attune /usr/bin/attune --namespace tune"));
   CHECK(Contains(toml, "[[hooks.Stop]]\n"));
   CHECK(Contains(toml, "codex stop --campaign-dir /camp --attune /usr/bin/attune --cap 3"));
   c.hooks = false;
@@ -157,8 +156,8 @@ TEST_CASE("argv: a new session, and a resumed one, with the prompt after --", "[
   CodexConfig c = Config();
   auto fresh = BuildArgv(c, {"-hello", ""});
   CHECK(fresh == std::vector<std::string>{"/opt/codex", "exec", "--json", "--skip-git-repo-check",
-                                          "--dangerously-bypass-hook-trust", "-m", "gpt-test",
-                                          "--", "-hello"});
+                                          "--dangerously-bypass-hook-trust", "-m", "gpt-test", "--",
+                                          "-hello"});
   auto resumed = BuildArgv(c, {"again", "sid-1"});
   CHECK(resumed == std::vector<std::string>{"/opt/codex", "exec", "resume", "--json",
                                             "--skip-git-repo-check",
@@ -166,15 +165,16 @@ TEST_CASE("argv: a new session, and a resumed one, with the prompt after --", "[
                                             "--", "sid-1", "again"});
   c.hooks = false;
   c.model.clear();
-  CHECK(BuildArgv(c, {"p", ""}) ==
-        std::vector<std::string>{"/opt/codex", "exec", "--json", "--skip-git-repo-check", "--", "p"});
+  CHECK(BuildArgv(c, {"p", ""}) == std::vector<std::string>{"/opt/codex", "exec", "--json",
+                                                            "--skip-git-repo-check", "--", "p"});
 }
 
 TEST_CASE("the child gets its own CODEX_HOME and a TMPDIR outside /tmp", "[codex][argv]") {
   CodexConfig c = Config();
   auto env = ChildEnvironment(c, FoldersFor("/camp"));
   auto get = [&](const std::string& k) {
-    for (const auto& [name, value] : env) if (name == k) return value;
+    for (const auto& [name, value] : env)
+      if (name == k) return value;
     return std::string();
   };
   CHECK(get("CODEX_HOME") == "/camp/agent/codex/home");
@@ -244,7 +244,9 @@ TEST_CASE("Codex tool calls: Bash judged as a command, patches as writes, others
 TEST_CASE("the guard hook answers a denial in Codex's format and nothing for an allowed call",
           "[codex][hooks]") {
   std::vector<std::string> args = {"--campaign-dir", "/camp", "--namespace", "tune"};
-  json input = {{"hook_event_name", "PreToolUse"}, {"tool_name", "Bash"}, {"cwd", "/camp"},
+  json input = {{"hook_event_name", "PreToolUse"},
+                {"tool_name", "Bash"},
+                {"cwd", "/camp"},
                 {"tool_input", {{"command", "kubectl get pods -A"}}}};
   json denial = json::parse(RunHook("guard", args, input));
   CHECK(denial["hookSpecificOutput"]["hookEventName"] == "PreToolUse");
@@ -266,7 +268,9 @@ TEST_CASE("the stop hook lets Codex stop when the answer is there or the status 
   fs::path dir = fs::temp_directory_path() / ("attune-codex-stop-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::vector<std::string> args = {"--campaign-dir", dir.string(), "--attune", "/bin/false"};
-  json input = {{"hook_event_name", "Stop"}, {"session_id", "s"}, {"stop_hook_active", false},
+  json input = {{"hook_event_name", "Stop"},
+                {"session_id", "s"},
+                {"stop_hook_active", false},
                 {"last_assistant_message", "thinking"}};
   CHECK(RunHook("stop", args, input).empty());  // `attune status` fails: let it stop
   input["last_assistant_message"] = "```json\n{\"done\":true,\"rationale\":\"r\"}\n```";
@@ -292,10 +296,15 @@ TEST_CASE("the last codex session comes from this agent's own meta", "[codex][re
 TEST_CASE("a resumed session's recorded running totals are found for it", "[codex][resume]") {
   CampaignView v;
   CandidateRecord a, b;
-  a.agent_meta = {{"agent", "codex"}, {"session_id", "s1"}, {"session_input_tokens", 100},
+  a.agent_meta = {{"agent", "codex"},
+                  {"session_id", "s1"},
+                  {"session_input_tokens", 100},
                   {"session_output_tokens", 10}};
-  b.agent_meta = {{"agent", "codex"}, {"session_id", "s1"}, {"session_input_tokens", 250},
-                  {"session_cached_input_tokens", 5}, {"session_output_tokens", 30}};
+  b.agent_meta = {{"agent", "codex"},
+                  {"session_id", "s1"},
+                  {"session_input_tokens", 250},
+                  {"session_cached_input_tokens", 5},
+                  {"session_output_tokens", 30}};
   v.history = {a, b};
   CodexUsage u = RecordedSessionUsage(v, "s1");
   CHECK(u.input == 250);
