@@ -75,9 +75,7 @@ std::string LastCodexSession(const CampaignView& view) {
 }
 
 CodexAgent::CodexAgent(CodexConfig config, std::function<void(LogLevel, const std::string&)> log)
-    : config_(std::move(config)), log_(std::move(log)) {
-  for (const std::string& gap : EnforcementGaps(config_)) Log(LogLevel::kWarn, gap);
-}
+    : config_(std::move(config)), log_(std::move(log)) {}
 
 void CodexAgent::Log(LogLevel level, const std::string& message) const {
   if (log_) log_(level, message);
@@ -136,6 +134,11 @@ Result<Proposal> CodexAgent::Propose(const CampaignView& view) {
     return Status::FailedPrecondition(
         "codex: the hooks need the attune binary's path (PluginContext::attune_binary is empty); "
         "run under `attune`");
+  }
+  // Said once, when the agent starts working (not when attune loads the plugin to run a hook).
+  if (!gaps_logged_) {
+    for (const std::string& gap : EnforcementGaps(config_)) Log(LogLevel::kWarn, gap);
+    gaps_logged_ = true;
   }
   AdoptLauncherNamespace(view.cluster);
   if (!view.campaign_dir.empty()) config_.campaign_dir = view.campaign_dir;

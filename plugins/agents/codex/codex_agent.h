@@ -61,6 +61,7 @@ class CodexAgent : public Agent {
 
   CodexConfig config_;
   std::function<void(LogLevel, const std::string&)> log_;
+  bool gaps_logged_ = false;  // EnforcementGaps said (first Propose)
 };
 
 // The running token totals recorded for `session` by the latest history entry of that session

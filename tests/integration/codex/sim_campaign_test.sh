@@ -1,7 +1,9 @@
 #!/bin/bash
 # A whole campaign on the simulated cluster whose proposals come from the REAL Codex CLI
 # (agent: codex), driven by the scripted fake Responses server in "pick_move" mode (it proposes
-# the legal move numbered by the proposal index, read from the plugin's prompt).
+# the legal move numbered by the proposal index, read from the plugin's prompt). Its first reply
+# asks for a kubectl command, which the guard hook, run through this attune binary and the
+# plugin's command table, must refuse.
 #
 # Usage: sim_campaign_test.sh ATTUNE_BINARY PLUGIN_DIR SOURCE_DIR
 # Exit 77 (skipped) when the codex CLI or the attune binary is missing.
@@ -28,7 +30,8 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- campaign output"; tail -40 "$tmp/run.out" 2>/dev/null; exit 1; }
 
-echo '{"default": {"pick_move": "nth"}}' > "$tmp/scenario.json"
+echo '{"turns": [{"shell": "kubectl -n other get pods"}], "default": {"pick_move": "nth"}}' \
+  > "$tmp/scenario.json"
 /usr/bin/python3 "$src/tests/fake_model/responses_server.py" --scenario "$tmp/scenario.json" \
   --log "$tmp/requests.jsonl" --port-file "$tmp/port" --lifetime 600 --max-requests 200 &
 server_pid=$!
@@ -73,12 +76,20 @@ proposals=$(grep -c '"session_id"' "$tmp/events.jsonl")
 grep -q '"agent":"codex"' "$tmp/events.jsonl" || fail "no proposal meta names the codex agent"
 model_calls=$(grep -c '"path": "/v1/responses"' "$tmp/requests.jsonl")
 [ "$model_calls" -ge "$proposals" ] || fail "fewer model calls ($model_calls) than proposals ($proposals)"
+grep -q 'Command blocked by PreToolUse hook: attune guard' "$tmp/requests.jsonl" \
+  || fail "the guard hook (attune codex guard) did not refuse the scripted kubectl command"
+grep -q 'codex: reads are not confined' "$tmp/run.out" \
+  || fail "the plugin did not say at start what Codex cannot enforce"
 "$attune" status "$tmp/campaign" --json > "$tmp/status.json" || fail "attune status failed"
 grep -q '"finished"' "$tmp/status.json" || fail "the campaign did not finish: $(cat "$tmp/status.json")"
 [ -s "$tmp/campaign/REPORT.md" ] || fail "no REPORT.md was written"
 if [ "$proposals" -ge 2 ]; then
   grep -q '"resumed_session":true' "$tmp/events.jsonl" || fail "later proposals did not resume the session"
-  # Each proposal is one request of 100 input tokens: per-proposal counts, not the session's total.
-  grep -q '"input_tokens":200' "$tmp/events.jsonl" && fail "a proposal recorded the session's running total as its own tokens"
+  # The first proposal took two requests (the refused command, then the answer), each later one a
+  # single request; the fake reports 100 input tokens per request. Per-proposal counts, not the
+  # session's running total (which Codex reports).
+  tokens=$(grep -o '"input_tokens":[0-9]*' "$tmp/events.jsonl" | cut -d: -f2 | tr '\n' ' ')
+  echo "$tokens" | awk '{ok = ($1 == 200); for (i = 2; i <= NF; i++) if ($i != 100) ok = 0; exit !ok}' \
+    || fail "per-proposal input tokens are '$tokens', expected '200 100 100 ...'"
 fi
 echo "OK: campaign finished with a report; $proposals proposal event(s) with a session id; $model_calls model call(s)"
