@@ -3,7 +3,8 @@
 # (agent: codex), driven by the scripted fake Responses server in "pick_move" mode (it proposes
 # the legal move numbered by the proposal index, read from the plugin's prompt). Its first reply
 # asks for a kubectl command, which the guard hook, run through this attune binary and the
-# plugin's command table, must refuse.
+# plugin's command table, must refuse; its second runs `attune status` on the live campaign inside
+# Codex's sandbox, which must work (read-only, no lock).
 #
 # Usage: sim_campaign_test.sh ATTUNE_BINARY PLUGIN_DIR SOURCE_DIR
 # Exit 77 (skipped) when the codex CLI or the attune binary is missing.
@@ -30,8 +31,10 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- campaign output"; tail -40 "$tmp/run.out" 2>/dev/null; exit 1; }
 
-echo '{"turns": [{"shell": "kubectl -n other get pods"}], "default": {"pick_move": "nth"}}' \
-  > "$tmp/scenario.json"
+cat > "$tmp/scenario.json" <<JSON
+{"turns": [{"shell": "kubectl -n other get pods"}, {"shell": "attune status $tmp/campaign --json"}],
+ "default": {"pick_move": "nth"}}
+JSON
 /usr/bin/python3 "$src/tests/fake_model/responses_server.py" --scenario "$tmp/scenario.json" \
   --log "$tmp/requests.jsonl" --port-file "$tmp/port" --lifetime 600 --max-requests 200 &
 server_pid=$!
@@ -78,6 +81,13 @@ model_calls=$(grep -c '"path": "/v1/responses"' "$tmp/requests.jsonl")
 [ "$model_calls" -ge "$proposals" ] || fail "fewer model calls ($model_calls) than proposals ($proposals)"
 grep -q 'Command blocked by PreToolUse hook: attune guard' "$tmp/requests.jsonl" \
   || fail "the guard hook (attune codex guard) did not refuse the scripted kubectl command"
+/usr/bin/python3 - "$tmp/requests.jsonl" <<'PYTHON' || fail "attune status did not run inside the sandbox"
+import json, sys
+outputs = [i.get("output", "") for line in open(sys.argv[1])
+           for i in json.loads(line)["body"].get("input", [])
+           if i.get("type") == "function_call_output"]
+sys.exit(0 if any("exited with code 0" in str(o) and "budget" in str(o) for o in outputs) else 1)
+PYTHON
 grep -q 'codex: reads are not confined' "$tmp/run.out" \
   || fail "the plugin did not say at start what Codex cannot enforce"
 "$attune" status "$tmp/campaign" --json > "$tmp/status.json" || fail "attune status failed"
@@ -85,11 +95,11 @@ grep -q '"finished"' "$tmp/status.json" || fail "the campaign did not finish: $(
 [ -s "$tmp/campaign/REPORT.md" ] || fail "no REPORT.md was written"
 if [ "$proposals" -ge 2 ]; then
   grep -q '"resumed_session":true' "$tmp/events.jsonl" || fail "later proposals did not resume the session"
-  # The first proposal took two requests (the refused command, then the answer), each later one a
-  # single request; the fake reports 100 input tokens per request. Per-proposal counts, not the
-  # session's running total (which Codex reports).
+  # The first proposal took three requests (the refused command, attune status, the answer), each
+  # later one a single request; the fake reports 100 input tokens per request. Per-proposal
+  # counts, not the session's running total (which Codex reports).
   tokens=$(grep -o '"input_tokens":[0-9]*' "$tmp/events.jsonl" | cut -d: -f2 | tr '\n' ' ')
-  echo "$tokens" | awk '{ok = ($1 == 200); for (i = 2; i <= NF; i++) if ($i != 100) ok = 0; exit !ok}' \
-    || fail "per-proposal input tokens are '$tokens', expected '200 100 100 ...'"
+  echo "$tokens" | awk '{ok = ($1 == 300); for (i = 2; i <= NF; i++) if ($i != 100) ok = 0; exit !ok}' \
+    || fail "per-proposal input tokens are '$tokens', expected '300 100 100 ...'"
 fi
 echo "OK: campaign finished with a report; $proposals proposal event(s) with a session id; $model_calls model call(s)"
