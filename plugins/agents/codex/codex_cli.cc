@@ -31,10 +31,10 @@ Status TypeError(const std::string& key, const char* expected, const json& found
                                  ", found " + found.dump());
 }
 
+// The declared schema has checked types, ranges and enums before these read the values.
 template <typename T>
-Status ReadNumber(const json& with, const std::string& key, T* out) {
-  if (with.contains(key)) *out = with.at(key).get<T>();  // the schema checked type and range
-  return Status::Ok();
+void ReadNumber(const json& with, const std::string& key, T* out) {
+  if (with.contains(key)) *out = with.at(key).get<T>();
 }
 
 void ReadString(const json& with, const std::string& key, std::string* out) {
@@ -177,10 +177,10 @@ Result<CodexConfig> ParseConfig(const PluginContext& context) {
   ReadString(with, "model", &c.model);
   ReadString(with, "base_url", &c.base_url);
   ReadString(with, "env_key", &c.env_key);
-  ATTUNE_RETURN_IF_ERROR(ReadNumber(with, "timeout_s", &c.timeout_s));
-  ATTUNE_RETURN_IF_ERROR(ReadNumber(with, "retries", &c.retries));
-  ATTUNE_RETURN_IF_ERROR(ReadNumber(with, "api_retries", &c.api_retries));
-  ATTUNE_RETURN_IF_ERROR(ReadNumber(with, "stop_hook_cap", &c.stop_hook_cap));
+  ReadNumber(with, "timeout_s", &c.timeout_s);
+  ReadNumber(with, "retries", &c.retries);
+  ReadNumber(with, "api_retries", &c.api_retries);
+  ReadNumber(with, "stop_hook_cap", &c.stop_hook_cap);
   ReadString(with, "sandbox", &c.sandbox);
   ATTUNE_RETURN_IF_ERROR(ReadEnv(with, &c));
   ReadString(with, "namespace", &c.k8s_namespace);
