@@ -214,15 +214,15 @@ std::vector<std::string> HookCommandPrefix(const CodexConfig& c) {
   return prefix;
 }
 
-std::string ConfigToml(const CodexConfig& c, const CodexFolders& folders) {
+std::string ConfigToml(const CodexConfig& c) {
   std::ostringstream o;
   o << "# Written by attune's codex agent plugin for one campaign; rewritten before every run.\n";
   if (!c.model.empty()) o << "model = " << TomlString(c.model) << "\n";
   if (!c.base_url.empty()) o << "model_provider = " << TomlString(kProviderName) << "\n";
-  // No login shell: bash -l rereads /etc/profile, which resets PATH and loses attune's folder.
   o << "approval_policy = \"never\"\n"
     << "sandbox_mode = " << TomlString(c.sandbox) << "\n"
     << "web_search = \"disabled\"\n"
+    // No login shell: bash -l rereads /etc/profile, which resets PATH and loses attune's folder.
     << "allow_login_shell = false\n"
     << "check_for_update_on_startup = false\n";
   o << "\n[sandbox_workspace_write]\nwritable_roots = []\nnetwork_access = false\n"
@@ -244,8 +244,8 @@ std::string ConfigToml(const CodexConfig& c, const CodexFolders& folders) {
       << "request_max_retries = " << c.api_retries << "\n"
       << "stream_max_retries = 0\n";
   }
-  // The work folder is trusted so that Codex reads its project files (.agents/skills).
-  o << "\n[projects." << TomlString(folders.work) << "]\ntrust_level = \"trusted\"\n";
+  // No [projects] trust entry for the work folder: Codex lists its .agents/skills without one, and
+  // an untrusted project's own .codex/ config layer (hooks, settings) is not loaded.
   if (c.hooks) WriteHooks(c, o);
   return o.str();
 }
@@ -303,7 +303,7 @@ Status PrepareFolders(const CodexConfig& c, const CodexFolders& folders,
     if (ec) return Status::IoError("codex: cannot create " + dir + ": " + ec.message());
   }
   ATTUNE_RETURN_IF_ERROR(
-      support::WriteFileAtomically(folders.home + "/config.toml", ConfigToml(c, folders)));
+      support::WriteFileAtomically(folders.home + "/config.toml", ConfigToml(c)));
   return CopySkill(c.skill_dir, fs::path(folders.work) / ".agents" / "skills" / "attune", warnings);
 }
 

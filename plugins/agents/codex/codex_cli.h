@@ -65,7 +65,7 @@ inline constexpr char kProviderName[] = "attune";
 // The config.toml written to CODEX_HOME: model, provider (base_url, env_key, retries), approval
 // policy "never", the sandbox confined to the work folder (no /tmp, no $TMPDIR, no network), web
 // search off, and, with `hooks`, PreToolUse -> `attune codex guard`, Stop -> `attune codex stop`.
-std::string ConfigToml(const CodexConfig& config, const CodexFolders& folders);
+std::string ConfigToml(const CodexConfig& config);
 
 // The words before `guard`/`stop` in the hook commands: <attune> [--plugin-path <this plugin's
 // folder>] codex.

@@ -419,7 +419,7 @@ TEST_CASE("codex --strict-config accepts every key of the generated config.toml"
   CHECK(run->exit_code == 0);
   CHECK(Contains(run->out, "turn.completed"));
   // The check has teeth: an unknown top-level key is refused.
-  std::string toml = attune::agents::ConfigToml(*config, folders);
+  std::string toml = attune::agents::ConfigToml(*config);
   std::ofstream(folders.home + "/config.toml", std::ios::trunc) << "no_such_key = 1\n" << toml;
   auto refused = attune::support::RunProcess(argv, options);
   REQUIRE(refused.ok());

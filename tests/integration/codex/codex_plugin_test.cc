@@ -120,7 +120,7 @@ TEST_CASE(
   CHECK(f.home == "/camp/agent/codex/home");
   CHECK(f.work == "/camp/agent/codex/work");
   CHECK(f.tmp == "/camp/agent/codex/work/.tmp");
-  std::string toml = ConfigToml(c, f);
+  std::string toml = ConfigToml(c);
   CHECK(Contains(toml, "model = \"gpt-test\"\n"));
   CHECK(Contains(toml, "model_provider = \"attune\"\n"));
   CHECK(Contains(toml, "[model_providers.attune]\n"));
@@ -139,10 +139,11 @@ TEST_CASE(
   CHECK(
       Contains(toml, "codex guard --campaign-dir /camp --attune /usr/bin/attune --namespace tune"));
   CHECK(Contains(toml, "[[hooks.Stop]]\n"));
+  CHECK_FALSE(Contains(toml, "[projects"));
   CHECK(Contains(toml, "codex stop --campaign-dir /camp --attune /usr/bin/attune --cap 3"));
   c.hooks = false;
   c.base_url.clear();
-  std::string bare = ConfigToml(c, f);
+  std::string bare = ConfigToml(c);
   CHECK_FALSE(Contains(bare, "[[hooks."));
   CHECK_FALSE(Contains(bare, "model_provider"));
 }
