@@ -67,6 +67,8 @@ std::string HookCommand(const std::vector<std::string>& words) {
   return cmd;
 }
 
+constexpr char kGuardFailed[] = "attune codex guard could not run; the call is refused";
+
 std::string GuardCommand(const CodexConfig& c) {
   agentkit::GuardConfig guard;
   guard.campaign_dir = c.campaign_dir;
@@ -75,7 +77,9 @@ std::string GuardCommand(const CodexConfig& c) {
   std::vector<std::string> words = HookCommandPrefix(c);
   words.push_back("guard");
   for (std::string& a : agentkit::GuardArgs(guard)) words.push_back(std::move(a));
-  return HookCommand(words);
+  // Codex 0.171 blocks a call only when the hook answers "deny" or exits 2; a hook that cannot
+  // run (exit 127) or crashes lets the call through. The shell tail turns any failure into exit 2.
+  return HookCommand(words) + " || { echo '" + kGuardFailed + "' >&2; exit 2; }";
 }
 
 std::string StopCommand(const CodexConfig& c) {

@@ -101,8 +101,10 @@ attune::CampaignView View(const Scratch& s) {
   return v;
 }
 
+// `attune_binary` "" = the test stand-in (codex_hook_driver.cc), named `attune`.
 std::unique_ptr<attune::Agent> MakeAgent(const Scratch& s, const ResponsesModel& model,
-                                         json with = json::object()) {
+                                         json with = json::object(),
+                                         const std::string& attune_binary = "") {
   attune::PluginContext ctx;
   json config = {
       {"binary", std::getenv("ATTUNE_CODEX_BIN") ? std::getenv("ATTUNE_CODEX_BIN") : "codex"},
@@ -124,7 +126,7 @@ std::unique_ptr<attune::Agent> MakeAgent(const Scratch& s, const ResponsesModel&
     fs::create_directories(attune.parent_path());
     fs::create_symlink(ATTUNE_HOOK_DRIVER, attune);
   }
-  ctx.attune_binary = attune.string();
+  ctx.attune_binary = attune_binary.empty() ? attune.string() : attune_binary;
   ctx.log = [](attune::LogLevel, const std::string& m) { UNSCOPED_INFO(m); };
   auto plugin = CreateCodexAgent(ctx);
   REQUIRE(plugin.ok());
@@ -229,6 +231,23 @@ TEST_CASE(
   CHECK(Contains(second[1], "Command blocked by PreToolUse hook"));
   CHECK(Contains(second[1], outside));
   CHECK_FALSE(fs::exists(outside));
+}
+
+TEST_CASE("a guard hook that cannot run refuses the call (fail closed)", "[codex]") {
+  Scratch s;
+  s.SetStatus(kBudgetLeft);
+  ResponsesModel model(s.root / "model",
+                       json{{"turns", {{{"shell", "ls"}}, {{"proposal", kMbsProposal}}}}});
+  auto agent = MakeAgent(s, model, json::object(), (s.root / "missing" / "attune").string());
+  auto p = agent->Propose(View(s));
+  REQUIRE(p.ok());  // the Stop hook cannot run either: Codex lets the agent stop
+  CHECK(p->meta["commands"] == 0);
+  auto requests = model.Requests();
+  REQUIRE(requests.size() == 2);
+  auto out = ToolOutputs(requests[1]);
+  REQUIRE(out.size() == 1);
+  CHECK(Contains(out[0], "Command blocked by PreToolUse hook"));
+  CHECK(Contains(out[0], "attune codex guard could not run; the call is refused"));
 }
 
 TEST_CASE("without hooks the sandbox still confines writes to the work folder (as root too)",

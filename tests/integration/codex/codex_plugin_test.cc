@@ -138,6 +138,9 @@ TEST_CASE(
   CHECK(Contains(toml, "[[hooks.PreToolUse]]\nmatcher = \"*\"\n"));
   CHECK(
       Contains(toml, "codex guard --campaign-dir /camp --attune /usr/bin/attune --namespace tune"));
+  CHECK(Contains(toml,
+                 "--namespace tune || { echo 'attune codex guard could not run; the call is "
+                 "refused' >&2; exit 2; }\"\n"));
   CHECK(Contains(toml, "[[hooks.Stop]]\n"));
   CHECK_FALSE(Contains(toml, "[projects"));
   CHECK(Contains(toml, "codex stop --campaign-dir /camp --attune /usr/bin/attune --cap 3"));
