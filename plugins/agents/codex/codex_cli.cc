@@ -68,17 +68,23 @@ std::string HookCommand(const std::vector<std::string>& words) {
 }
 
 constexpr char kGuardFailed[] = "attune codex guard could not run; the call is refused";
+// Seconds the guard may take (it only parses and reads the file system: milliseconds), well
+// inside the hook's own timeout: Codex runs the call when a hook times out.
+constexpr int kGuardLimitS = 10;
+constexpr int kGuardHookTimeoutS = 30;
 
 std::string GuardCommand(const CodexConfig& c) {
   agentkit::GuardConfig guard;
   guard.campaign_dir = c.campaign_dir;
   guard.attune_binary = c.attune_binary;
   guard.k8s_namespace = c.k8s_namespace;
-  std::vector<std::string> words = HookCommandPrefix(c);
+  std::vector<std::string> words = {"timeout", "-k", "2", std::to_string(kGuardLimitS)};
+  for (std::string& w : HookCommandPrefix(c)) words.push_back(std::move(w));
   words.push_back("guard");
   for (std::string& a : agentkit::GuardArgs(guard)) words.push_back(std::move(a));
   // Codex 0.171 blocks a call only when the hook answers "deny" or exits 2; a hook that cannot
-  // run (exit 127) or crashes lets the call through. The shell tail turns any failure into exit 2.
+  // run (exit 127), crashes or times out lets the call through. `timeout` ends a stuck guard
+  // before Codex's hook timeout, and the shell tail turns any failure into exit 2.
   return HookCommand(words) + " || { echo '" + kGuardFailed + "' >&2; exit 2; }";
 }
 
@@ -94,7 +100,8 @@ std::string StopCommand(const CodexConfig& c) {
 // matcher groups per event, each with a list of command handlers (timeout in seconds).
 void WriteHooks(const CodexConfig& c, std::ostream& o) {
   o << "\n[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\n"
-    << "type = \"command\"\ncommand = " << TomlString(GuardCommand(c)) << "\ntimeout = 30\n";
+    << "type = \"command\"\ncommand = " << TomlString(GuardCommand(c))
+    << "\ntimeout = " << kGuardHookTimeoutS << "\n";
   o << "\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\n"
     << "type = \"command\"\ncommand = " << TomlString(StopCommand(c)) << "\ntimeout = 60\n";
 }

@@ -250,6 +250,24 @@ TEST_CASE("a guard hook that cannot run refuses the call (fail closed)", "[codex
   CHECK(Contains(out[0], "attune codex guard could not run; the call is refused"));
 }
 
+TEST_CASE("a stuck guard hook refuses the call before Codex's hook timeout lets it through",
+          "[codex]") {
+  Scratch s;
+  s.SetStatus(kBudgetLeft);
+  std::ofstream(s.campaign() / "test_guard_stuck_s") << 25;  // past the 10 s limit, < 30 s
+  ResponsesModel model(s.root / "model",
+                       json{{"turns", {{{"shell", "ls"}}, {{"proposal", kMbsProposal}}}}});
+  auto agent = MakeAgent(s, model);
+  auto p = agent->Propose(View(s));
+  REQUIRE(p.ok());
+  CHECK(p->meta["commands"] == 0);
+  auto requests = model.Requests();
+  REQUIRE(requests.size() == 2);
+  auto out = ToolOutputs(requests[1]);
+  REQUIRE(out.size() == 1);
+  CHECK(Contains(out[0], "attune codex guard could not run; the call is refused"));
+}
+
 TEST_CASE("without hooks the sandbox still confines writes to the work folder (as root too)",
           "[codex]") {
   Scratch s;

@@ -136,6 +136,8 @@ TEST_CASE(
   CHECK(Contains(toml, "allow_login_shell = false\n"));
   CHECK(Contains(toml, "[features]\ncollab = false\nhooks = true\n"));
   CHECK(Contains(toml, "[[hooks.PreToolUse]]\nmatcher = \"*\"\n"));
+  CHECK(Contains(toml, "command = \"timeout -k 2 10 /usr/bin/attune "));
+  CHECK(Contains(toml, "\ntimeout = 30\n"));
   CHECK(
       Contains(toml, "codex guard --campaign-dir /camp --attune /usr/bin/attune --namespace tune"));
   CHECK(Contains(toml,
