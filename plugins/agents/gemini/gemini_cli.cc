@@ -141,6 +141,7 @@ GeminiWorkFolder WorkFolderFor(const std::string& campaign_dir) {
   f.settings_path = f.home + "/.gemini/settings.json";
   f.policy_path = f.root + "/policy.toml";
   f.skill_dest = f.home + "/.gemini/skills/attune";
+  f.tmp = f.root + "/tmp";
   return f;
 }
 
@@ -206,6 +207,7 @@ std::string PolicyToml(const GeminiConfig& c) {
 Status PrepareWorkFolder(const GeminiConfig& c, const GeminiWorkFolder& f) {
   std::error_code ec;
   fs::create_directories(fs::path(f.settings_path).parent_path(), ec);
+  if (!ec) fs::create_directories(f.tmp, ec);
   if (ec) {
     return Status::Internal("gemini: cannot create the work folder " + f.home + ": " +
                             ec.message());
@@ -236,6 +238,8 @@ std::vector<std::pair<std::string, std::string>> ChildEnvironment(const GeminiCo
       // starts seconds faster and leaves one process group to kill.
       {"GEMINI_CLI_NO_RELAUNCH", "true"},
       {"NO_COLOR", "1"},
+      // The CLI writes error reports to the temp directory; keep them in the work folder.
+      {"TMPDIR", f.tmp},
       {"ATTUNE_CAMPAIGN_DIR", c.campaign_dir}};
   if (!c.base_url.empty()) env.emplace_back("GOOGLE_GEMINI_BASE_URL", c.base_url);
   if (!c.attune_binary.empty()) {
@@ -260,7 +264,11 @@ std::string ExitCodeMeaning(int code) {
     case 54: return "a tool failed fatally";
     case 55: return "the folder is not trusted";
     case 130: return "cancelled";
-    default: return "unknown exit code";
+    // 0.61 exits with an API error's HTTP status modulo 256 (500 -> 244, 503 -> 247, 429 -> 173).
+    case 244: return "the API answered HTTP 500 (retries exhausted)";
+    case 247: return "the API answered HTTP 503 (retries exhausted)";
+    case 173: return "the API answered HTTP 429 (retries exhausted)";
+    default: return "an error (for an API error 0.61 exits with the HTTP status modulo 256)";
   }
 }
 

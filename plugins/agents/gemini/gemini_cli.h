@@ -58,6 +58,7 @@ struct GeminiWorkFolder {
   std::string settings_path;  // home/.gemini/settings.json
   std::string policy_path;    // root/policy.toml, passed with --policy
   std::string skill_dest;     // home/.gemini/skills/attune
+  std::string tmp;            // root/tmp: TMPDIR (the CLI's error reports land there)
 };
 GeminiWorkFolder WorkFolderFor(const std::string& campaign_dir);
 
@@ -91,13 +92,14 @@ struct GeminiCall {
 std::vector<std::string> BuildArgv(const GeminiConfig& config, const GeminiWorkFolder& folder,
                                    const GeminiCall& call);
 
-// The child's environment overrides: HOME (the work folder's), no relaunch, no colour, the
-// endpoint, PATH with attune's directory first, ATTUNE_CAMPAIGN_DIR; `env:` last.
+// The child's environment overrides: HOME and TMPDIR (the work folder's), no relaunch, no colour,
+// the endpoint, PATH with attune's directory first, ATTUNE_CAMPAIGN_DIR; `env:` last.
 std::vector<std::pair<std::string, std::string>> ChildEnvironment(const GeminiConfig& config,
                                                                   const GeminiWorkFolder& folder);
 
 // What an exit code of the CLI means (0.61: 1 error, 41 auth, 42 input, 44 sandbox, 52 config,
-// 53 turn limit, 54 tool execution, 55 untrusted folder, 130 cancelled).
+// 53 turn limit, 54 tool execution, 55 untrusted folder, 130 cancelled, and an API error's HTTP
+// status modulo 256: 244 for 500).
 std::string ExitCodeMeaning(int exit_code);
 
 }  // namespace attune::agents
