@@ -26,6 +26,8 @@ using nlohmann::json;
 // runs `attune status`, bounded at 20 s by agentkit.
 constexpr int kGuardTimeoutMs = 30000;
 constexpr int kStopTimeoutMs = 60000;
+constexpr const char* kGuardFailed =
+    R"({"decision":"deny","reason":"the attune guard hook failed; the call is refused"})";
 
 bool Executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
@@ -59,9 +61,15 @@ std::string HookCommand(const std::vector<std::string>& words) {
   return cmd;
 }
 
-json CommandHook(const std::string& name, const std::vector<std::string>& words, int timeout_ms) {
-  return {{"type", "command"}, {"name", name}, {"command", HookCommand(words)},
-          {"timeout", timeout_ms}};
+json CommandHook(const std::string& name, const std::string& command, int timeout_ms) {
+  return {{"type", "command"}, {"name", name}, {"command", command}, {"timeout", timeout_ms}};
+}
+
+// Gemini 0.61 lets a tool run when its BeforeTool hook exits 1 or prints nothing (only JSON output
+// or another non-zero exit code denies). The guard always answers in JSON; should attune itself
+// fail (a plugin that no longer loads, a crash), the shell turns that into a denial.
+std::string FailClosed(const std::string& command) {
+  return command + " || { echo " + ShellQuote(kGuardFailed) + "; exit 2; }";
 }
 
 std::string TomlString(const std::string& s) {
@@ -182,9 +190,11 @@ json Settings(const GeminiConfig& c) {
   s["hooks"] = {
       {"BeforeTool",
        json::array({{{"matcher", "*"},
-                     {"hooks", json::array({CommandHook("attune-guard", guard, kGuardTimeoutMs)})}}})},
+                     {"hooks", json::array({CommandHook("attune-guard", FailClosed(HookCommand(guard)),
+                                                        kGuardTimeoutMs)})}}})},
       {"AfterAgent",
-       json::array({{{"hooks", json::array({CommandHook("attune-stop", stop, kStopTimeoutMs)})}}})}};
+       json::array({{{"hooks", json::array({CommandHook("attune-stop", HookCommand(stop),
+                                                        kStopTimeoutMs)})}}})}};
   return s;
 }
 

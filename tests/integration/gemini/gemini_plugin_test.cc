@@ -144,6 +144,21 @@ TEST_CASE("gemini settings.json: API-key auth, bounds, telemetry off, the two ho
   CHECK_FALSE(off.contains("hooks"));
 }
 
+TEST_CASE("a guard hook whose attune fails still denies (Gemini would allow on exit 1)",
+          "[gemini][hooks][unit]") {
+  GeminiConfig c = Config();
+  c.attune_binary = "/bin/false";  // exits 1 and prints nothing, whatever its arguments
+  std::string command = Settings(c)["hooks"]["BeforeTool"][0]["hooks"][0]["command"];
+  support::ProcessOptions options;
+  options.input = Fixture("before-tool-0.61.0.json");
+  auto p = support::RunProcess({"/bin/sh", "-c", command}, options);
+  REQUIRE(p.ok());
+  CHECK(p->exit_code == 2);
+  json answer = json::parse(p->out);
+  CHECK(answer["decision"] == "deny");
+  CHECK(Contains(answer["reason"], "guard hook failed"));
+}
+
 TEST_CASE("gemini policy: every tool denied but the offered ones", "[gemini][unit]") {
   std::string toml = PolicyToml(Config(json{{"tools", {"read_file", "run_shell_command"}}}));
   CHECK(Contains(toml, "toolName = \"*\"\ndecision = \"deny\"\npriority = 10"));
