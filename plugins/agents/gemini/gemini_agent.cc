@@ -14,6 +14,8 @@ namespace {
 
 // How much of an unusable answer the error keeps (the event records the error).
 constexpr size_t kRawTextKept = 4000;
+// The CLI's exit code for bad input, among it an unknown --resume id.
+constexpr int kExitInputError = 42;
 
 std::string Tail(const std::string& s, size_t n) {
   return s.size() <= n ? s : "..." + s.substr(s.size() - n);
@@ -117,14 +119,18 @@ Result<GeminiRun> GeminiAgent::RunOnce(const GeminiCall& call, Clock::time_point
 Result<GeminiRun> GeminiAgent::RunWithRetries(GeminiCall call, Clock::time_point deadline,
                                               Attempt* attempt) {
   std::string last_error;
-  for (int i = 0; i <= config_.retries; ++i) {
+  for (int i = 0; i <= config_.retries;) {
     ATTUNE_ASSIGN_OR_RETURN(GeminiRun run, RunOnce(call, deadline));
+    run.resumed = !call.resume_session.empty();
     attempt->Add(run);
     if (run.ok) return run;
     last_error = run.error;
     Log(LogLevel::kWarn, "gemini: attempt " + std::to_string(i + 1) + " failed: " + run.error);
-    // The recorded session may be gone (another machine, a cleaned work folder): start afresh.
+    // A session the CLI cannot find (another machine, a cleaned work folder) ends the run at once
+    // with exit 42 before any model call: start afresh without spending a retry on it.
+    bool lost_session = run.resumed && run.exit_code == kExitInputError && !run.has_result;
     call.resume_session.clear();
+    if (!lost_session) ++i;
   }
   return Status::Unavailable("gemini: " + std::to_string(config_.retries + 1) +
                              " CLI run(s) failed; last: " + last_error);
@@ -150,6 +156,7 @@ Result<Proposal> GeminiAgent::Propose(const CampaignView& view) {
   std::string session = config_.resume ? LastGeminiSession(view) : "";
   GeminiCall ask{agentkit::BuildProposalPrompt(view), session};
   ATTUNE_ASSIGN_OR_RETURN(GeminiRun run, RunWithRetries(ask, deadline, &attempt));
+  bool resumed = run.resumed;
   auto proposal = UsableAnswer(view, run.text);
   if (!proposal.ok()) {
     std::string first = proposal.status().message();
@@ -176,7 +183,7 @@ Result<Proposal> GeminiAgent::Propose(const CampaignView& view) {
                     {"continuations", attempt.continuations},
                     {"calls", attempt.calls},
                     {"model", run.model.empty() ? config_.model : run.model},
-                    {"resumed_session", !session.empty()}};
+                    {"resumed_session", resumed}};
   return proposal;
 }
 

@@ -9,14 +9,16 @@
 //  2. Run the CLI with the prompt (attune/agentkit/prompt.h), resuming the last session recorded
 //     in the history's agent_meta (so a restarted campaign continues it). A failed run (non-zero
 //     exit, no result event, status error, no text) is retried up to `retries` times; a failed
-//     resume falls back to a fresh session. All runs share one wall-clock limit, `timeout_s`: past
+//     resume falls back to a fresh session, at once and without spending a retry when the CLI
+//     does not know the session (exit 42 before any model call). All runs share one wall-clock limit, `timeout_s`: past
 //     it the process group is killed and Propose fails with kDeadlineExceeded.
 //  3. Parse and validate the answer (attune/agentkit/proposal.h). An invalid answer gets ONE
 //     follow-up in the same session (--resume) carrying the error; a second invalid answer is a
 //     failure (kInvalidArgument) whose message keeps the raw text.
 //  4. meta: agent, session_id, num_turns, input_tokens, output_tokens, cached_tokens,
-//     total_tokens, tool_calls, tool_errors, continuations, calls, model, resumed_session (summed
-//     over this proposal's runs). The Gemini CLI reports no cost; none is recorded.
+//     total_tokens, tool_calls, tool_errors, continuations, calls (summed over this proposal's
+//     runs), model, resumed_session (whether the answering session was a resumed one). The Gemini
+//     CLI reports no cost; none is recorded.
 #ifndef ATTUNE_PLUGINS_AGENTS_GEMINI_GEMINI_AGENT_H_
 #define ATTUNE_PLUGINS_AGENTS_GEMINI_GEMINI_AGENT_H_
 

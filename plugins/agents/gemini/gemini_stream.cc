@@ -103,6 +103,7 @@ GeminiRun ParseStreamJson(const std::string& stdout_text) {
 
 GeminiRun ReadRun(const support::ProcessResult& p) {
   GeminiRun r = ParseStreamJson(p.out);
+  r.exit_code = p.exit_code;
   std::string events = r.error;
   r.ok = p.exit_code == 0 && r.has_result && r.status == "success" && !r.text.empty();
   if (r.ok) {

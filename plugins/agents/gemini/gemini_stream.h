@@ -34,6 +34,8 @@ struct GeminiRun {
   long long cached_tokens = 0;
   long long total_tokens = 0;
   bool has_result = false;  // a result event was read
+  int exit_code = -1;       // the process's (ReadRun)
+  bool resumed = false;     // the run was asked to resume a session (set by the caller)
   std::string status;       // the result's status
   std::string error;        // why not ok: exit code and meaning, error events, stderr tail
 };

@@ -325,7 +325,8 @@ TEST_CASE("a restarted campaign resumes the session recorded in the history", "[
                    json{{"turns",
                          {{{"proposal", kMbsProposal}},
                           {{"text", "Second answer."},
-                           {"proposal", {{"done", true}, {"rationale", "nothing left"}}}}}}});
+                           {"proposal", {{"done", true}, {"rationale", "nothing left"}}}}}},
+                        {"default", {{"proposal", {{"done", true}, {"rationale", "fresh"}}}}}});
   auto agent = MakeAgent(s, model);
   auto view = View(s);
   auto first = agent->Propose(view);
@@ -349,4 +350,13 @@ TEST_CASE("a restarted campaign resumes the session recorded in the history", "[
   auto requests = model.ModelRequests();
   REQUIRE(requests.size() == 2);
   CHECK(Contains(ContentsText(requests[1]), "memory headroom: 30 of 80 GiB used"));
+
+  // A session the CLI no longer has (exit 42, no model call): a fresh one, no retry spent.
+  view.history.back().agent_meta["session_id"] = "11111111-2222-3333-4444-555555555555";
+  auto third = MakeAgent(s, model, json{{"retries", 0}})->Propose(view);
+  REQUIRE(third.ok());
+  CHECK(third->meta["resumed_session"] == false);
+  CHECK(third->meta["calls"] == 2);
+  CHECK(third->meta["session_id"] != first->meta["session_id"]);
+  CHECK(model.ModelRequests().size() == 3);
 }
