@@ -82,9 +82,9 @@ void GeminiAgent::SayWhatIsNotEnforced() {
     return;
   }
   Log(LogLevel::kInfo,
-      "gemini: the guard runs as a BeforeTool hook and the policy offers only the tools in "
-      "with.tools; the Gemini CLI cannot make a failing hook fail closed (a hook that times out "
-      "or exits 1 lets the tool run), so the engine's gate still checks every proposal");
+      "gemini: the policy offers only with.tools and a BeforeTool hook judges every call; the "
+      "Gemini CLI lets a tool run when its hook times out (the guard's is 30 s), and cannot "
+      "sandbox what an allowed command does; the engine's gate still checks every proposal");
 }
 
 void GeminiAgent::AdoptLauncherNamespace(const ClusterInfo& cluster) {
