@@ -97,8 +97,8 @@ void GeminiAgent::AdoptLauncherNamespace(const ClusterInfo& cluster) {
 Result<GeminiRun> GeminiAgent::RunOnce(const GeminiCall& call, Clock::time_point deadline) {
   double left = std::chrono::duration<double>(deadline - Clock::now()).count();
   if (left <= 0) {
-    return Status::DeadlineExceeded("gemini: no time left of timeout_s=" +
-                                    std::to_string(config_.timeout_s) + " s");
+    return Status::DeadlineExceeded(
+        "gemini: no time left of timeout_s=" + std::to_string(config_.timeout_s) + " s");
   }
   support::ProcessOptions options;
   options.env = ChildEnvironment(config_, folder_);
@@ -166,9 +166,9 @@ Result<Proposal> GeminiAgent::Propose(const CampaignView& view) {
     proposal = UsableAnswer(view, run.text);
     if (!proposal.ok()) {
       return Status::InvalidArgument("gemini: the answer was invalid twice (session " +
-                                     run.session_id + "); first: " + first + "; then: " +
-                                     proposal.status().message() + "; the last answer was: " +
-                                     Tail(run.text, kRawTextKept));
+                                     run.session_id + "); first: " + first +
+                                     "; then: " + proposal.status().message() +
+                                     "; the last answer was: " + Tail(run.text, kRawTextKept));
     }
   }
   proposal->meta = {{"agent", "gemini"},
@@ -188,8 +188,9 @@ Result<Proposal> GeminiAgent::Propose(const CampaignView& view) {
 }
 
 std::vector<PluginCommand> GeminiAgent::Commands() const {
-  return {{"guard", "the BeforeTool hook: judges one tool call against the campaign's guard policy"},
-          {"stop", "the AfterAgent hook: keeps the agent working while the campaign has budget left"}};
+  return {
+      {"guard", "the BeforeTool hook: judges one tool call against the campaign's guard policy"},
+      {"stop", "the AfterAgent hook: keeps the agent working while the campaign has budget left"}};
 }
 
 int GeminiAgent::RunCommand(const std::string& command, const std::vector<std::string>& args,

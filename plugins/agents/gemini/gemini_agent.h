@@ -10,8 +10,9 @@
 //     in the history's agent_meta (so a restarted campaign continues it). A failed run (non-zero
 //     exit, no result event, status error, no text) is retried up to `retries` times; a failed
 //     resume falls back to a fresh session, at once and without spending a retry when the CLI
-//     does not know the session (exit 42 before any model call). All runs share one wall-clock limit, `timeout_s`: past
-//     it the process group is killed and Propose fails with kDeadlineExceeded.
+//     does not know the session (exit 42 before any model call). All runs share one wall-clock
+//     limit, `timeout_s`: past it the process group is killed and Propose fails with
+//     kDeadlineExceeded.
 //  3. Parse and validate the answer (attune/agentkit/proposal.h). An invalid answer gets ONE
 //     follow-up in the same session (--resume) carrying the error; a second invalid answer is a
 //     failure (kInvalidArgument) whose message keeps the raw text.

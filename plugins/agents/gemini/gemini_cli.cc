@@ -189,9 +189,10 @@ json Settings(const GeminiConfig& c) {
   for (std::string& a : agentkit::ContinuationArgs(stop_config)) stop.push_back(std::move(a));
   s["hooks"] = {
       {"BeforeTool",
-       json::array({{{"matcher", "*"},
-                     {"hooks", json::array({CommandHook("attune-guard", FailClosed(HookCommand(guard)),
-                                                        kGuardTimeoutMs)})}}})},
+       json::array(
+           {{{"matcher", "*"},
+             {"hooks", json::array({CommandHook("attune-guard", FailClosed(HookCommand(guard)),
+                                                kGuardTimeoutMs)})}}})},
       {"AfterAgent",
        json::array({{{"hooks", json::array({CommandHook("attune-stop", HookCommand(stop),
                                                         kStopTimeoutMs)})}}})}};
@@ -222,8 +223,8 @@ Status PrepareWorkFolder(const GeminiConfig& c, const GeminiWorkFolder& f) {
     return Status::Internal("gemini: cannot create the work folder " + f.home + ": " +
                             ec.message());
   }
-  ATTUNE_RETURN_IF_ERROR(support::WriteFileAtomically(
-      f.settings_path, Settings(c).dump(2) + "\n", support::Durability::kCrashOnly));
+  ATTUNE_RETURN_IF_ERROR(support::WriteFileAtomically(f.settings_path, Settings(c).dump(2) + "\n",
+                                                      support::Durability::kCrashOnly));
   ATTUNE_RETURN_IF_ERROR(
       support::WriteFileAtomically(f.policy_path, PolicyToml(c), support::Durability::kCrashOnly));
   if (c.skill_dir.empty() || !fs::exists(fs::path(c.skill_dir) / "SKILL.md")) return Status::Ok();
@@ -232,9 +233,9 @@ Status PrepareWorkFolder(const GeminiConfig& c, const GeminiWorkFolder& f) {
 
 std::vector<std::string> BuildArgv(const GeminiConfig& c, const GeminiWorkFolder& f,
                                    const GeminiCall& call) {
-  std::vector<std::string> argv = {c.binary,        "-p",          call.prompt,     "--output-format",
-                                   "stream-json",   "--skip-trust", "--approval-mode", "default",
-                                   "--policy",      f.policy_path};
+  std::vector<std::string> argv = {
+      c.binary,          "-p",      call.prompt, "--output-format", "stream-json", "--skip-trust",
+      "--approval-mode", "default", "--policy",  f.policy_path};
   if (!c.model.empty()) argv.insert(argv.end(), {"--model", c.model});
   if (!call.resume_session.empty()) argv.insert(argv.end(), {"--resume", call.resume_session});
   return argv;
@@ -264,21 +265,35 @@ std::vector<std::pair<std::string, std::string>> ChildEnvironment(const GeminiCo
 
 std::string ExitCodeMeaning(int code) {
   switch (code) {
-    case 0: return "success";
-    case 1: return "an error or API failure";
-    case 41: return "authentication failed (is GEMINI_API_KEY set?)";
-    case 42: return "bad input (prompt or flags)";
-    case 44: return "sandbox error";
-    case 52: return "bad configuration (settings.json or the policy file)";
-    case 53: return "the session's turn limit (max_session_turns) was reached";
-    case 54: return "a tool failed fatally";
-    case 55: return "the folder is not trusted";
-    case 130: return "cancelled";
+    case 0:
+      return "success";
+    case 1:
+      return "an error or API failure";
+    case 41:
+      return "authentication failed (is GEMINI_API_KEY set?)";
+    case 42:
+      return "bad input (prompt or flags)";
+    case 44:
+      return "sandbox error";
+    case 52:
+      return "bad configuration (settings.json or the policy file)";
+    case 53:
+      return "the session's turn limit (max_session_turns) was reached";
+    case 54:
+      return "a tool failed fatally";
+    case 55:
+      return "the folder is not trusted";
+    case 130:
+      return "cancelled";
     // 0.61 exits with an API error's HTTP status modulo 256 (500 -> 244, 503 -> 247, 429 -> 173).
-    case 244: return "the API answered HTTP 500 (retries exhausted)";
-    case 247: return "the API answered HTTP 503 (retries exhausted)";
-    case 173: return "the API answered HTTP 429 (retries exhausted)";
-    default: return "an error (for an API error 0.61 exits with the HTTP status modulo 256)";
+    case 244:
+      return "the API answered HTTP 500 (retries exhausted)";
+    case 247:
+      return "the API answered HTTP 503 (retries exhausted)";
+    case 173:
+      return "the API answered HTTP 429 (retries exhausted)";
+    default:
+      return "an error (for an API error 0.61 exits with the HTTP status modulo 256)";
   }
 }
 

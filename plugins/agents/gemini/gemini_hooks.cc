@@ -16,7 +16,8 @@ using nlohmann::json;
 constexpr int kUsage = 2;
 
 void PrintGuardAnswer(bool allow, const std::string& reason, std::ostream& out) {
-  json answer = allow ? json{{"decision", "allow"}} : json{{"decision", "deny"}, {"reason", reason}};
+  json answer =
+      allow ? json{{"decision", "allow"}} : json{{"decision", "deny"}, {"reason", reason}};
   out << answer.dump() << "\n";
 }
 
@@ -30,10 +31,10 @@ int Guard(const std::vector<std::string>& args, std::istream& in, std::ostream& 
   auto config = agentkit::ParseGuardArgs(args);
   if (!config.ok()) {
     err << "attune gemini guard: " << config.status().message() << "\n";
-    PrintGuardAnswer(false,
-                     "attune guard is misconfigured (" + config.status().message() +
-                         "); nothing is allowed",
-                     out);
+    PrintGuardAnswer(
+        false,
+        "attune guard is misconfigured (" + config.status().message() + "); nothing is allowed",
+        out);
     return kUsage;
   }
   json input = json::parse(in, nullptr, false);
@@ -82,8 +83,8 @@ agentkit::GuardDecision JudgeGeminiToolCall(const agentkit::GuardConfig& config,
                                             const nlohmann::json& tool_input,
                                             const std::string& cwd) {
   static const std::set<std::string> kReadTools = {
-      "read_file", "read_many_files", "list_directory", "glob",
-      "grep_search", "activate_skill", "update_topic"};
+      "read_file",   "read_many_files", "list_directory", "glob",
+      "grep_search", "activate_skill",  "update_topic"};
   static const std::set<std::string> kWriteTools = {"write_file", "replace", "save_memory",
                                                     "write_todos"};
   if (kReadTools.count(tool_name)) return {true, "read-only tool"};

@@ -32,8 +32,8 @@ class StreamReader {
  public:
   void Line(const json& e) {
     std::string type = Str(e, "type");
-    bool assistant_output = (type == "message" && Str(e, "role") == "assistant") ||
-                            type == "tool_use";
+    bool assistant_output =
+        (type == "message" && Str(e, "role") == "assistant") || type == "tool_use";
     if (assistant_output && !in_turn_) {
       ++run_.turns;
       if (!run_.text.empty() && run_.text.back() != '\n') run_.text += '\n';
@@ -110,16 +110,15 @@ GeminiRun ReadRun(const support::ProcessResult& p) {
     r.error.clear();
     return r;
   }
-  std::string exit = p.signal ? "signal " + std::to_string(p.signal)
-                              : "exit code " + std::to_string(p.exit_code) + ": " +
-                                    ExitCodeMeaning(p.exit_code);
-  std::string what = !r.has_result    ? "the CLI printed no result event"
+  std::string exit =
+      p.signal ? "signal " + std::to_string(p.signal)
+               : "exit code " + std::to_string(p.exit_code) + ": " + ExitCodeMeaning(p.exit_code);
+  std::string what = !r.has_result           ? "the CLI printed no result event"
                      : r.status != "success" ? "the CLI reported status " + r.status
                      : p.exit_code != 0      ? "the CLI failed"
                                              : "the CLI's answer has no text";
   r.error = what + " (" + exit + ")" + (events.empty() ? "" : "; events: " + Tail(events, 600)) +
-            "; stderr: " + Tail(p.err, 600) +
-            (r.has_result ? "" : "; stdout: " + Tail(p.out, 300));
+            "; stderr: " + Tail(p.err, 600) + (r.has_result ? "" : "; stdout: " + Tail(p.out, 300));
   return r;
 }
 

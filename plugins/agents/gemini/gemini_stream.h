@@ -21,14 +21,14 @@ namespace attune::agents {
 
 // What one invocation produced.
 struct GeminiRun {
-  bool ok = false;          // exit 0, a result event with status success, and assistant text
-  std::string text;         // the assistant's text, each turn's deltas joined, turns on new lines
-  std::string session_id;   // from init
-  std::string model;        // from init
-  int turns = 0;            // model turns: runs of assistant output between other events
-  int tool_calls = 0;       // tool_use events
-  int tool_errors = 0;      // tool_result events with status error (guard denials among them)
-  int continuations = 0;    // AfterAgent continuations (warnings "Agent execution blocked")
+  bool ok = false;         // exit 0, a result event with status success, and assistant text
+  std::string text;        // the assistant's text, each turn's deltas joined, turns on new lines
+  std::string session_id;  // from init
+  std::string model;       // from init
+  int turns = 0;           // model turns: runs of assistant output between other events
+  int tool_calls = 0;      // tool_use events
+  int tool_errors = 0;     // tool_result events with status error (guard denials among them)
+  int continuations = 0;   // AfterAgent continuations (warnings "Agent execution blocked")
   long long input_tokens = 0;
   long long output_tokens = 0;
   long long cached_tokens = 0;

@@ -6,4 +6,5 @@
 #include "options_schema.h"
 
 ATTUNE_PLUGIN_WITH_OPTIONS(attune::PluginKind::kAgent, "gemini", "0.1.0",
-                           attune::agents::CreateGeminiAgent, attune::agents::gemini::kOptionsSchema)
+                           attune::agents::CreateGeminiAgent,
+                           attune::agents::gemini::kOptionsSchema)

@@ -165,10 +165,11 @@ TEST_CASE("the real CLI runs attune status through its shell tool and returns th
           "[gemini]") {
   Scratch s;
   s.SetStatus(kBudgetLeft);
-  FakeGemini model(s.root / "model",
-                   json{{"turns",
-                         {{{"text", "Checking status."}, {"shell", "attune status . --json"}},
-                          {{"proposal", kMbsProposal}, {"usage", {{"prompt", 300}, {"candidates", 40}}}}}}});
+  FakeGemini model(
+      s.root / "model",
+      json{{"turns",
+            {{{"text", "Checking status."}, {"shell", "attune status . --json"}},
+             {{"proposal", kMbsProposal}, {"usage", {{"prompt", 300}, {"candidates", 40}}}}}}});
   auto agent = MakeAgent(s, model);
   auto p = agent->Propose(View(s));
   REQUIRE(p.ok());
@@ -214,11 +215,14 @@ TEST_CASE("guard denials and the CLI's workspace check reach the model as tool e
       s.root / "model",
       json{{"turns",
             {{{"shell", "kubectl -n other get pods"}},
-             {{"call", {{"name", "write_file"}, {"args", {{"file_path", inside}, {"content", "x"}}}}}},
-             {{"call", {{"name", "write_file"}, {"args", {{"file_path", outside}, {"content", "x"}}}}}},
+             {{"call",
+               {{"name", "write_file"}, {"args", {{"file_path", inside}, {"content", "x"}}}}}},
+             {{"call",
+               {{"name", "write_file"}, {"args", {{"file_path", outside}, {"content", "x"}}}}}},
              {{"proposal", kMbsProposal}}}}});
   // write_file offered on purpose, so that the guard (not the policy) has to refuse it.
-  auto agent = MakeAgent(s, model, json{{"tools", {"run_shell_command", "read_file", "write_file"}}});
+  auto agent =
+      MakeAgent(s, model, json{{"tools", {"run_shell_command", "read_file", "write_file"}}});
   auto p = agent->Propose(View(s));
   REQUIRE(p.ok());
   CHECK(p->meta["tool_errors"] == 3);
@@ -241,12 +245,11 @@ TEST_CASE("guard denials and the CLI's workspace check reach the model as tool e
 TEST_CASE("AfterAgent keeps the agent working while budget is left, up to its cap", "[gemini]") {
   Scratch s;
   s.SetStatus(kBudgetLeft);
-  FakeGemini model(s.root / "model",
-                   json{{"turns",
-                         {{{"text", "I think I am finished here."}},
-                          {{"text", "Still nothing to say."}},
-                          {{"text", "Nothing."}},
-                          {{"proposal", kMbsProposal}}}}});
+  FakeGemini model(s.root / "model", json{{"turns",
+                                           {{{"text", "I think I am finished here."}},
+                                            {{"text", "Still nothing to say."}},
+                                            {{"text", "Nothing."}},
+                                            {{"proposal", kMbsProposal}}}}});
   auto agent = MakeAgent(s, model, json{{"continuation_cap", 2}});
   auto p = agent->Propose(View(s));
   REQUIRE(p.ok());
@@ -265,9 +268,9 @@ TEST_CASE("with no budget left an unparsable answer is retried once, then fails 
           "[gemini]") {
   Scratch s;
   s.SetStatus(json{{"state", "running"}, {"budget_left_gpu_hours", 0}});
-  FakeGemini model(s.root / "model", json{{"turns",
-                                           {{{"text", "Maybe try a bigger batch?"}},
-                                            {{"text", "{not json either"}}}}});
+  FakeGemini model(
+      s.root / "model",
+      json{{"turns", {{{"text", "Maybe try a bigger batch?"}}, {{"text", "{not json either"}}}}});
   auto agent = MakeAgent(s, model);
   auto p = agent->Propose(View(s));
   REQUIRE_FALSE(p.ok());
@@ -301,9 +304,9 @@ TEST_CASE("a model that does not answer in time: the CLI's process group is kill
 TEST_CASE("HTTP 500: the CLI tries api_attempts times, then the plugin fails", "[gemini]") {
   Scratch s;
   s.SetStatus(json{{"state", "finished"}});
-  FakeGemini model(s.root / "model",
-                   json{{"default", {{"http_error", 500}, {"message", "scripted failure"},
-                                     {"repeat", true}}}});
+  FakeGemini model(
+      s.root / "model",
+      json{{"default", {{"http_error", 500}, {"message", "scripted failure"}, {"repeat", true}}}});
   // retries: 0 because each CLI attempt waits ~5 s before the next (its built-in back-off).
   auto agent = MakeAgent(s, model, json{{"api_attempts", 2}, {"retries", 0}});
   auto p = agent->Propose(View(s));

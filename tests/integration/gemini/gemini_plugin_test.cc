@@ -120,7 +120,8 @@ TEST_CASE("gemini argv: headless stream-json, trusted folder, the policy, resume
 
 TEST_CASE("gemini settings.json: API-key auth, bounds, telemetry off, the two hooks",
           "[gemini][unit]") {
-  json s = Settings(Config(json{{"api_attempts", 3}, {"max_session_turns", 7}, {"namespace", "tune"}}));
+  json s =
+      Settings(Config(json{{"api_attempts", 3}, {"max_session_turns", 7}, {"namespace", "tune"}}));
   CHECK(s["security"]["auth"]["selectedType"] == "gemini-api-key");
   CHECK(s["general"]["maxAttempts"] == 3);
   CHECK(s["model"]["maxSessionTurns"] == 7);
@@ -162,8 +163,9 @@ TEST_CASE("a guard hook whose attune fails still denies (Gemini would allow on e
 TEST_CASE("gemini policy: every tool denied but the offered ones", "[gemini][unit]") {
   std::string toml = PolicyToml(Config(json{{"tools", {"read_file", "run_shell_command"}}}));
   CHECK(Contains(toml, "toolName = \"*\"\ndecision = \"deny\"\npriority = 10"));
-  CHECK(Contains(toml, "toolName = [\"read_file\", \"run_shell_command\"]\ndecision = \"allow\"\n"
-                       "priority = 100"));
+  CHECK(Contains(toml,
+                 "toolName = [\"read_file\", \"run_shell_command\"]\ndecision = \"allow\"\n"
+                 "priority = 100"));
   CHECK_FALSE(Contains(PolicyToml(Config(json{{"tools", json::array()}})), "decision = \"allow\""));
 }
 
@@ -245,14 +247,17 @@ TEST_CASE("stream-json failures: API error, no result, no text", "[gemini][unit]
 
   support::ProcessResult empty;
   empty.exit_code = 0;
-  empty.out = R"({"type":"init","session_id":"s"})" "\n" R"({"type":"result","status":"success"})";
+  empty.out = R"({"type":"init","session_id":"s"})"
+              "\n"
+              R"({"type":"result","status":"success"})";
   CHECK(Contains(ReadRun(empty).error, "no text"));
   CHECK(Contains(ExitCodeMeaning(53), "max_session_turns"));
 }
 
 TEST_CASE("Gemini tools mapped onto the guard", "[gemini][guard][unit]") {
   auto g = Guard();
-  CHECK(JudgeGeminiToolCall(g, "read_file", json{{"file_path", "/camp/events/LOG"}}, "/camp").allow);
+  CHECK(
+      JudgeGeminiToolCall(g, "read_file", json{{"file_path", "/camp/events/LOG"}}, "/camp").allow);
   CHECK(JudgeGeminiToolCall(g, "grep_search", json{{"pattern", "x"}}, "/camp").allow);
   CHECK(JudgeGeminiToolCall(g, "activate_skill", json{{"name", "attune"}}, "/camp").allow);
   auto w = JudgeGeminiToolCall(g, "write_file", json{{"file_path", "/camp/events/x"}}, "/camp");
@@ -280,9 +285,10 @@ TEST_CASE("the guard hook answers in Gemini's BeforeTool format and fails closed
   CHECK(answer["decision"] == "deny");
   CHECK(Contains(answer["reason"], "outside the campaign's namespace"));
 
-  std::istringstream ls(json{{"tool_name", "run_shell_command"},
-                             {"tool_input", {{"command", "ls"}}},
-                             {"cwd", "/camp"}}.dump());
+  std::istringstream ls(json{
+      {"tool_name", "run_shell_command"},
+      {"tool_input", {{"command", "ls"}}},
+      {"cwd", "/camp"}}.dump());
   std::ostringstream allowed;
   CHECK(RunGeminiHook("guard", {"--campaign-dir", "/camp"}, ls, allowed, err) == 0);
   CHECK(json::parse(allowed.str()) == json{{"decision", "allow"}});
@@ -322,8 +328,8 @@ TEST_CASE("the AfterAgent hook continues with budget left, stops on an answer or
   CHECK(RunGeminiHook("stop", args, answered, let_go, err) == 0);
   CHECK(json::parse(let_go.str()) == json::object());
 
-  std::string spent = StatusScript(root / "b0", json{{"state", "running"},
-                                                     {"budget_left_gpu_hours", 0}});
+  std::string spent =
+      StatusScript(root / "b0", json{{"state", "running"}, {"budget_left_gpu_hours", 0}});
   std::istringstream no_budget(json::parse(Fixture("after-agent-0.61.0.json")).dump());
   std::ostringstream stopped;
   CHECK(RunGeminiHook("stop", {"--campaign-dir", (root / "camp").string(), "--attune", spent},

@@ -15,9 +15,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() >= 2 && args[0] == "--plugin-path") args.erase(args.begin(), args.begin() + 2);
   if (args.size() >= 2 && args[0] == "gemini") {
-    return attune::agents::RunGeminiHook(
-        args[1], std::vector<std::string>(args.begin() + 2, args.end()), std::cin, std::cout,
-        std::cerr);
+    return attune::agents::RunGeminiHook(args[1],
+                                         std::vector<std::string>(args.begin() + 2, args.end()),
+                                         std::cin, std::cout, std::cerr);
   }
   if (args.size() >= 2 && args[0] == "status") {
     std::ifstream f(args[1] + "/test_status.json");
