@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "gemini_cli.h"
 
@@ -54,7 +55,11 @@ class StreamReader {
       Result(e);
     }
   }
-  GeminiRun Take() { return std::move(run_); }
+  // The run read so far; `error` holds the error events and the result's error, if any.
+  GeminiRun Take() {
+    run_.error = std::move(errors_);
+    return std::move(run_);
+  }
 
  private:
   void Error(const json& e) {
@@ -77,11 +82,8 @@ class StreamReader {
     run_.total_tokens = Count(s, "total_tokens");
   }
 
- public:
-  std::string errors_;
-
- private:
   GeminiRun run_;
+  std::string errors_;
   bool in_turn_ = false;
 };
 
@@ -95,10 +97,7 @@ GeminiRun ParseStreamJson(const std::string& stdout_text) {
     json e = json::parse(line, nullptr, false);
     if (e.is_object()) reader.Line(e);
   }
-  std::string errors = reader.errors_;
-  GeminiRun run = reader.Take();
-  run.error = errors;
-  return run;
+  return reader.Take();
 }
 
 GeminiRun ReadRun(const support::ProcessResult& p) {
