@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -188,6 +189,31 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, const Pro
   if (result.timed_out) result.exit_code = -1;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
+}
+
+std::string FindExecutable(const std::string& name, const std::vector<std::string>& also) {
+  auto executable = [](const std::string& path) { return access(path.c_str(), X_OK) == 0; };
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) return executable(name) ? name : "";
+  std::vector<std::string> dirs;
+  const char* path = std::getenv("PATH");
+  std::string list = path ? path : "";
+  for (size_t start = 0; start <= list.size();) {
+    const size_t colon = std::min(list.find(':', start), list.size());
+    if (colon > start) dirs.push_back(list.substr(start, colon - start));
+    start = colon + 1;
+  }
+  dirs.insert(dirs.end(), also.begin(), also.end());
+  for (const std::string& dir : dirs) {
+    if (!dir.empty() && executable(dir + "/" + name)) return dir + "/" + name;
+  }
+  return "";
+}
+
+std::vector<std::string> NpmBinDirs() {
+  std::vector<std::string> dirs{"/usr/local/bin"};
+  if (const char* home = std::getenv("HOME"); home && *home) dirs.push_back(std::string(home) + "/.local/bin");
+  return dirs;
 }
 
 }  // namespace attune::support

@@ -8,19 +8,18 @@
 #include <filesystem>
 #include <sstream>
 
-#include "attune/recipe.h"
 #include "attune/agentkit/continuation.h"
 #include "attune/agentkit/guard.h"
+#include "attune/recipe.h"
 #include "attune/support/json_schema.h"
 #include "attune/support/module_path.h"
+#include "attune/support/process.h"
 #include "options_schema.h"
 
 namespace attune::agents {
 namespace {
 
 using nlohmann::json;
-
-bool Executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
 std::string Tail(const std::string& s, size_t n) {
   return s.size() <= n ? s : "..." + s.substr(s.size() - n);
@@ -95,19 +94,7 @@ std::string HookCommand(const std::vector<std::string>& words) {
 }  // namespace
 
 std::string FindExecutable(const std::string& name) {
-  if (name.find('/') != std::string::npos) return Executable(name) ? name : "";
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (!dir.empty() && Executable(dir + "/" + name)) return dir + "/" + name;
-  }
-  const char* home = std::getenv("HOME");
-  for (std::string d :
-       {std::string("/usr/local/bin"), std::string(home ? home : "") + "/.local/bin"}) {
-    if (Executable(d + "/" + name)) return d + "/" + name;
-  }
-  return "";
+  return support::FindExecutable(name, support::NpmBinDirs());
 }
 
 Result<ClaudeCodeConfig> ParseConfig(const PluginContext& context) {
@@ -155,6 +142,11 @@ std::vector<std::string> HookCommandPrefix(const ClaudeCodeConfig& c) {
   return prefix;
 }
 
+// Claude Code blocks a call when PreToolUse answers "deny" or exits 2; any other failure (attune
+// not found: 127, a crash, a refused plugin) is a non-blocking error and the call runs. The shell
+// tail makes every such failure a refusal.
+constexpr char kGuardFailed[] = "attune claude-code guard could not run; the call is refused";
+
 json HookSettings(const ClaudeCodeConfig& c) {
   agentkit::GuardConfig guard_config;
   guard_config.campaign_dir = c.campaign_dir;
@@ -170,7 +162,9 @@ json HookSettings(const ClaudeCodeConfig& c) {
   json pre = {
       {"matcher", "*"},
       {"hooks",
-       json::array({{{"type", "command"}, {"command", HookCommand(guard)}, {"timeout", 30}}})}};
+       json::array({{{"type", "command"},
+                     {"command", HookCommand(guard) + " || { echo '" + kGuardFailed + "' >&2; exit 2; }"},
+                     {"timeout", 30}}})}};
   json st = {
       {"hooks",
        json::array({{{"type", "command"}, {"command", HookCommand(stop)}, {"timeout", 60}}})}};

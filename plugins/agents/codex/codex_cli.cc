@@ -16,6 +16,7 @@
 #include "attune/support/atomic_file.h"
 #include "attune/support/json_schema.h"
 #include "attune/support/module_path.h"
+#include "attune/support/process.h"
 #include "options_schema.h"
 
 namespace attune::agents {
@@ -23,8 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-bool Executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
 Status TypeError(const std::string& key, const char* expected, const json& found) {
   return Status::InvalidArgument("agent codex: with." + key + ": expected " + expected +
@@ -163,19 +162,7 @@ std::string TomlString(const std::string& s) {
 }
 
 std::string FindExecutable(const std::string& name) {
-  if (name.find('/') != std::string::npos) return Executable(name) ? name : "";
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (!dir.empty() && Executable(dir + "/" + name)) return dir + "/" + name;
-  }
-  const char* home = std::getenv("HOME");
-  for (std::string d :
-       {std::string("/usr/local/bin"), std::string(home ? home : "") + "/.local/bin"}) {
-    if (Executable(d + "/" + name)) return d + "/" + name;
-  }
-  return "";
+  return support::FindExecutable(name, support::NpmBinDirs());
 }
 
 Result<CodexConfig> ParseConfig(const PluginContext& context) {

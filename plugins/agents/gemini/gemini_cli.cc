@@ -14,6 +14,7 @@
 #include "attune/support/atomic_file.h"
 #include "attune/support/json_schema.h"
 #include "attune/support/module_path.h"
+#include "attune/support/process.h"
 #include "options_schema.h"
 
 namespace attune::agents {
@@ -28,8 +29,6 @@ constexpr int kGuardTimeoutMs = 30000;
 constexpr int kStopTimeoutMs = 60000;
 constexpr const char* kGuardFailed =
     R"({"decision":"deny","reason":"the attune guard hook failed; the call is refused"})";
-
-bool Executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
 // The schema (options_schema.cc) has checked types and ranges already: these only read.
 std::string String(const json& with, const char* key, std::string fallback) {
@@ -99,19 +98,7 @@ Status CopyTree(const fs::path& from, const fs::path& to) {
 }  // namespace
 
 std::string FindExecutable(const std::string& name) {
-  if (name.find('/') != std::string::npos) return Executable(name) ? name : "";
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (!dir.empty() && Executable(dir + "/" + name)) return dir + "/" + name;
-  }
-  const char* home = std::getenv("HOME");
-  for (std::string d :
-       {std::string("/usr/local/bin"), std::string(home ? home : "") + "/.local/bin"}) {
-    if (Executable(d + "/" + name)) return d + "/" + name;
-  }
-  return "";
+  return support::FindExecutable(name, support::NpmBinDirs());
 }
 
 Result<GeminiConfig> ParseConfig(const PluginContext& context) {

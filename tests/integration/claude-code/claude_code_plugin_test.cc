@@ -9,6 +9,7 @@
 #include "claude_code_agent.h"
 #include "attune/agentkit/prompt.h"
 #include "attune/agentkit/proposal.h"
+#include "attune/support/process.h"
 
 using namespace attune;
 using namespace attune::agents;
@@ -187,6 +188,14 @@ TEST_CASE("the command line puts the prompt first and carries the hooks", "[clau
   CHECK(Contains(guard,
                  " claude-code guard --campaign-dir '/c d' --attune '/opt/attune bin/attune' "
                  "--namespace tune"));
+  // Fail closed: an attune that cannot run (here: no such binary) refuses the call (exit 2).
+  support::ProcessOptions po;
+  po.timeout_s = 10;
+  po.input = R"({"tool_name":"Bash","tool_input":{"command":"ls"}})";
+  auto ran = support::RunProcess({"/bin/sh", "-c", guard}, po);
+  REQUIRE(ran.ok());
+  CHECK(ran->exit_code == 2);
+  CHECK(Contains(ran->err, "could not run; the call is refused"));
   std::string stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"];
   CHECK(Contains(stop, " claude-code stop --campaign-dir '/c d'"));
   CHECK(Contains(stop, "--cap 3"));

@@ -60,7 +60,8 @@ json Baseline(const LoadedPlugin& p) {
 }
 
 const std::vector<std::string> kInTree = {"megatron", "automodel", "local", "slurm", "sim",
-                                          "heuristic", "random", "grid", "claude-code", "kuberay"};
+                                          "heuristic", "random", "grid", "claude-code", "codex",
+                                          "gemini", "kuberay"};
 
 TEST_CASE("every in-tree plugin declares an options schema that refuses unknown keys",
           "[plugin][options]") {

@@ -3,9 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "attune/support/process.h"
@@ -109,6 +111,25 @@ TEST_CASE("RunProcess with kill_leftovers ends when the program exits", "[suppor
   CHECK(hung->timed_out);
   CHECK(hung->out.empty());
   CHECK(hung->seconds < 10);
+}
+
+TEST_CASE("FindExecutable looks on PATH, then in the given folders", "[support][process]") {
+  const std::string sh = FindExecutable("sh");
+  CHECK(sh.rfind('/', 0) == 0);
+  CHECK(sh.size() > 3);
+  CHECK(sh.substr(sh.size() - 3) == "/sh");
+  CHECK(FindExecutable("attune-no-such-program").empty());
+  CHECK(FindExecutable("").empty());
+  const auto dir = std::filesystem::temp_directory_path() / ("attune-find-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto tool = dir / "attune-test-tool";
+  { std::ofstream(tool) << "#!/bin/sh\n"; }
+  CHECK(FindExecutable("attune-test-tool", {dir.string()}).empty());  // not executable yet
+  std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+  CHECK(FindExecutable("attune-test-tool", {"/nonexistent", dir.string()}) == tool.string());
+  CHECK(FindExecutable(tool.string()) == tool.string());  // a path is taken as it is
+  CHECK(FindExecutable((dir / "missing").string()).empty());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

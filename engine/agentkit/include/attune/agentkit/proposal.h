@@ -1,7 +1,7 @@
 // Copyright attune authors.
 //
-// Reading a coding agent's answer. Generic: nothing here is specific to one CLI, so a Codex or
-// Gemini plugin can use the same parser.
+// Reading a coding agent's answer. Generic: nothing here is specific to one CLI; every CLI agent
+// plugin uses the same parser.
 //
 // The answer is free text whose LAST JSON object (in a ```json fenced block or bare) is the
 // proposal: {"changes":[{"key":..,"from":..,"to":..}],"lever_id":..,"rationale":..} or

@@ -44,6 +44,15 @@ struct ProcessResult {
   double seconds = 0;      // wall time it ran
 };
 
+// `name` resolved as RunProcess would (on PATH), then in `also` (directories tried in order, e.g.
+// where an npm-installed CLI lands: /usr/local/bin, ~/.local/bin); "" when no executable is found.
+// A name with a '/' is returned as is when it is executable, else "".
+std::string FindExecutable(const std::string& name, const std::vector<std::string>& also = {});
+
+// The directories `npm install --global` uses here (tools/setup.d): /usr/local/bin, then
+// $HOME/.local/bin. For plugins that drive an npm-installed CLI.
+std::vector<std::string> NpmBinDirs();
+
 // Fails (kNotFound) only when the program cannot be started at all (or kIoError when no pipe can
 // be made); a non-zero exit, a signal or a timeout is reported in the result.
 Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
