@@ -33,40 +33,15 @@ answers. A REPLY is an object with any of:
 Usage: responses_server.py --scenario S.json --log requests.jsonl --port-file port.txt
 """
 
-import argparse
 import gzip
-import http.server
 import json
 import os
 import sys
-import threading
 import time
 import uuid
 
-
-class State:
-    def __init__(self, args, scenario):
-        self.args = args
-        self.turns = list(scenario.get("turns", []))
-        self.default = scenario.get("default", {"text": "done."})
-        self.lock = threading.Lock()
-        self.requests = 0
-        self.model_calls = 0
-        self.started = time.monotonic()
-        self.stopping = threading.Event()
-
-    def next_reply(self):
-        with self.lock:
-            i = self.model_calls
-            self.model_calls += 1
-        return self.turns[i] if i < len(self.turns) else self.default
-
-    def log(self, entry):
-        with self.lock:
-            self.requests += 1
-            entry["n"] = self.requests
-            with open(self.args.log, "a", encoding="utf-8") as f:
-                f.write(json.dumps(entry) + "\n")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scripted_http  # noqa: E402
 
 
 def new_id(prefix):
@@ -89,26 +64,7 @@ def user_text(body):
 
 def pick_move(body):
     """A proposal for the legal move numbered by the prompt's proposal index."""
-    moves = []
-    index = 1
-    for line in user_text(body).splitlines():
-        if "proposal #" in line:
-            moves = []  # a resumed session carries earlier prompts: only the last one counts
-            try:
-                index = int(line.split("proposal #", 1)[1].split(".")[0].split()[0])
-            except ValueError:
-                pass
-        if line.startswith("- lever ") and ": [" in line:
-            lever, rest = line[len("- lever "):].split(": ", 1)
-            try:
-                changes = json.JSONDecoder().raw_decode(rest)[0]
-            except ValueError:
-                continue
-            moves.append({"changes": changes, "lever_id": lever,
-                          "rationale": "scripted: legal move %d" % (len(moves) + 1)})
-    if not moves:
-        return {"done": True, "rationale": "scripted: no legal move listed"}
-    return moves[(index - 1) % len(moves)]
+    return scripted_http.pick_move(user_text(body))
 
 
 def shell_call(body, command):
@@ -187,16 +143,9 @@ def decode_body(raw, encoding):
         return raw.decode("utf-8", "replace")
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
+class Handler(scripted_http.ScriptedHandler):
     server_version = "fake-responses/1"
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *args):  # quiet: the request log is the record
-        pass
-
-    @property
-    def state(self):
-        return self.server.state
 
     def do_GET(self):
         self.state.log({"method": "GET", "path": self.path, "headers": {}, "body": None})
@@ -220,19 +169,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._responses(body if isinstance(body, dict) else {})
         else:
             self._json(404, {"error": {"message": "fake responses: no such path", "type": "not_found"}})
-
-    def _json(self, code, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _sleep(self, seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and not self.state.stopping.is_set():
-            time.sleep(0.05)
 
     def _responses(self, body):
         reply = self.state.next_reply()
@@ -259,45 +195,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             pass
 
 
-class Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-
 def parse_args(argv):
-    p = argparse.ArgumentParser(description="Scripted fake OpenAI Responses API server")
-    p.add_argument("--scenario", required=True)
-    p.add_argument("--log", required=True, help="NDJSON request log (appended)")
-    p.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    p.add_argument("--port-file", help="written with the port once listening")
-    p.add_argument("--max-requests", type=int, default=200)
-    p.add_argument("--lifetime", type=float, default=300.0, help="seconds before it stops itself")
-    p.add_argument("--max-body", type=int, default=16 << 20)
+    p = scripted_http.arg_parser("Scripted fake OpenAI Responses API server", 16 << 20)
     return p.parse_args(argv)
 
 
 def main(argv):
-    args = parse_args(argv)
-    with open(args.scenario, encoding="utf-8") as f:
-        scenario = json.load(f)
-    server = Server(("127.0.0.1", args.port), Handler)
-    server.state = State(args, scenario)
-    if args.port_file:
-        tmp = args.port_file + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(str(server.server_address[1]))
-        os.replace(tmp, args.port_file)
-
-    def watchdog():
-        while not server.state.stopping.is_set():
-            if time.monotonic() - server.state.started > args.lifetime:
-                server.state.stopping.set()
-            time.sleep(0.1)
-        server.shutdown()
-
-    threading.Thread(target=watchdog, daemon=True).start()
-    server.serve_forever(poll_interval=0.1)
-    server.server_close()
-    return 0
+    return scripted_http.serve(parse_args(argv), Handler)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,12 @@
 #ifndef ATTUNE_TESTS_INTEGRATION_CODEX_RESPONSES_MODEL_H_
 #define ATTUNE_TESTS_INTEGRATION_CODEX_RESPONSES_MODEL_H_
 
-#include <sys/types.h>
-
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "scripted_server.h"
 
 namespace attune::testing {
 
@@ -18,18 +18,15 @@ class ResponsesModel {
  public:
   // Starts the server in `dir` (scenario.json, requests.jsonl, port.txt); waits until it listens.
   ResponsesModel(const std::filesystem::path& dir, const nlohmann::json& scenario);
-  ~ResponsesModel();
   ResponsesModel(const ResponsesModel&) = delete;
   ResponsesModel& operator=(const ResponsesModel&) = delete;
 
-  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(server_.port()) + "/v1"; }
   // Bodies of the POST .../responses requests, in order.
   std::vector<nlohmann::json> Requests() const;
 
  private:
-  std::filesystem::path dir_;
-  pid_t pid_ = -1;
-  int port_ = 0;
+  ScriptedServer server_;
 };
 
 // The `output` of every function_call_output input item of a request, in order.

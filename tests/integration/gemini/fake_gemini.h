@@ -5,12 +5,12 @@
 #ifndef ATTUNE_TESTS_INTEGRATION_GEMINI_FAKE_GEMINI_H_
 #define ATTUNE_TESTS_INTEGRATION_GEMINI_FAKE_GEMINI_H_
 
-#include <sys/types.h>
-
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "scripted_server.h"
 
 namespace attune::testing {
 
@@ -18,18 +18,15 @@ class FakeGemini {
  public:
   // Starts the server in `dir` (scenario.json, requests.jsonl, port.txt); waits until it listens.
   FakeGemini(const std::filesystem::path& dir, const nlohmann::json& scenario);
-  ~FakeGemini();
   FakeGemini(const FakeGemini&) = delete;
   FakeGemini& operator=(const FakeGemini&) = delete;
 
-  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(server_.port()); }
   // Bodies of the model requests (streamGenerateContent and generateContent), in order.
   std::vector<nlohmann::json> ModelRequests() const;
 
  private:
-  std::filesystem::path dir_;
-  pid_t pid_ = -1;
-  int port_ = 0;
+  ScriptedServer server_;
 };
 
 // Every functionResponse part in a request's contents.
