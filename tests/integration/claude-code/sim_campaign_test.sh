@@ -75,4 +75,19 @@ model_calls=$(grep -c '/v1/messages' "$tmp/requests.jsonl")
 [ "$model_calls" -ge "$proposals" ] || fail "fewer model calls ($model_calls) than proposals ($proposals)"
 "$attune" status "$tmp/campaign" --json > "$tmp/status.json" || fail "attune status failed"
 grep -q '"finished"' "$tmp/status.json" || fail "the campaign did not finish: $(cat "$tmp/status.json")"
-echo "OK: campaign finished; $proposals proposal event(s) with a session id; $model_calls model call(s)"
+
+# The agent conformance suite against the same CLI and server (the third agent plugin to run it,
+# beside codex and gemini).
+with="{\"binary\": \"$claude_bin\", \"model\": \"fake-model\", \"max_turns\": 6, \"timeout_s\": 60,
+       \"retries\": 0, \"api_retries\": 0,
+       \"env\": {\"ANTHROPIC_BASE_URL\": \"http://127.0.0.1:$port\", \"ANTHROPIC_API_KEY\": \"x\", \"HOME\": \"$tmp/home\"}}"
+before=$(grep -c '/v1/messages' "$tmp/requests.jsonl")
+timeout 600 "$attune" agent check claude-code --with "$with" --timeout 60 --dir "$tmp/check" \
+  > "$tmp/check.out" 2>&1
+rc=$?
+[ "$rc" = 0 ] || { tail -40 "$tmp/check.out"; fail "attune agent check claude-code exited $rc"; }
+grep -q "agent claude-code keeps the contract" "$tmp/check.out" || fail "no verdict line: $(tail -5 "$tmp/check.out")"
+after=$(grep -c '/v1/messages' "$tmp/requests.jsonl")
+[ $((after - before)) -ge 6 ] || fail "only $((after - before)) model calls: the answers did not come from the CLI"
+echo "OK: campaign finished; $proposals proposal event(s) with a session id; $model_calls model call(s);"\
+  "agent check claude-code passed with $((after - before)) model calls"
