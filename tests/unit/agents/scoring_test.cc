@@ -129,3 +129,21 @@ TEST_CASE("a refused pair of levers bans neither change alone", "[agents][histor
   CHECK(tried.banned.empty());
   CHECK(attune::agents::AlreadyTried(tried, view.leader, r.changes));
 }
+
+TEST_CASE("a profile's finding raises the estimate of the levers that address it",
+          "[agents][scoring][profile]") {
+  // What the profile step found reaches the agent as the leader's diagnosis (campaign_view.cc,
+  // evidence "profile: ..."); a lever that addresses it is expected to gain more.
+  attune::CampaignView view = attune::testing::MakeView(40.0);
+  Move overlap{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, ""};
+  Move attention{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, ""};
+  const auto overlap_before = EstimateMove(MakeScoringContext(view), overlap, 0);
+  const auto attention_before = EstimateMove(MakeScoringContext(view), attention, 1);
+  view.diagnosis.push_back({"communication", 0.45, "profile: exposed communication 45% of the window"});
+  const auto e = EstimateMove(MakeScoringContext(view), overlap, 0);
+  CHECK(e.matched == "communication");
+  CHECK(e.relevance > overlap_before.relevance);
+  CHECK(e.gain > overlap_before.gain);
+  // A lever that does not address communication is not raised by it.
+  CHECK(EstimateMove(MakeScoringContext(view), attention, 1).gain == Approx(attention_before.gain));
+}
