@@ -52,7 +52,12 @@ json Analyze(const RunContext& ctx, const JobRecord& job) {
   }
   const std::vector<std::string> files = TraceFiles(job.trace_dir);
   if (files.empty()) {
-    d["error"] = "the job wrote no trace into " + job.trace_dir + ": the " + ctx.state.launcher_name +
+    // Named relative to the campaign directory: the report must not depend on where it lies.
+    std::error_code ec;
+    fs::path shown = fs::relative(job.trace_dir, fs::absolute(ctx.log->dir()), ec);
+    if (ec || shown.empty()) shown = fs::path(job.trace_dir).filename();
+    d["error"] = "the job wrote no trace into " + shown.string() + " (in the campaign directory): the " +
+                 ctx.state.launcher_name +
                  " launcher's jobs must be able to write that folder (on a cluster, a file system shared "
                  "with this machine); simulated jobs write none";
     return d;
@@ -60,7 +65,13 @@ json Analyze(const RunContext& ctx, const JobRecord& job) {
   d["traces"] = files.size();
   auto report = profile::AnalyzeTraces(files, profile::AnalyzeOptions{});
   if (!report.ok()) {
-    d["error"] = report.status().message();
+    // The analyser names the file; the report must not depend on where the campaign lies.
+    std::string message = report.status().message();
+    const std::string prefix = fs::absolute(ctx.log->dir()).lexically_normal().string() + "/";
+    for (size_t at = message.find(prefix); at != std::string::npos; at = message.find(prefix, at)) {
+      message.erase(at, prefix.size());
+    }
+    d["error"] = message;
     return d;
   }
   d["bars"] = profile::BarsToJson(profile::BarsOf(*report));
