@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "attune/agent.h"
+#include "agent_cli_fixtures.h"
 #include "claude_code_agent.h"
 #include "fake_model.h"
 
@@ -23,83 +24,16 @@ using nlohmann::json;
 
 namespace {
 
-const json kMbsProposal = {
-    {"changes", {{{"key", "--micro-batch-size"}, {"from", "1"}, {"to", "2"}}}},
-    {"lever_id", "micro_batch_size"},
-    {"rationale", "memory headroom: 30 of 80 GiB used"}};
-
-const json kBudgetLeft = {{"state", "running"},
-                          {"budget", {{"total_gpu_hours", 10.0}, {"left_gpu_hours", 4.0}}},
-                          {"candidates_left", 5}};
+const json kMbsProposal = attune::testing::MbsProposal();
+const json kBudgetLeft = attune::testing::BudgetLeft();
 
 // A scratch area per test: campaign dir, HOME for the CLI, the fake model's files.
-struct Scratch {
-  fs::path root;
-  Scratch() {
-    static int n = 0;
-    root = fs::temp_directory_path() /
-           ("attune-cc-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::create_directories(root / "campaign");
-    fs::create_directories(root / "home");
-  }
-  ~Scratch() {
-    if (!std::getenv("ATTUNE_KEEP_TEST_DIRS")) fs::remove_all(root);
-  }
-  fs::path campaign() const { return root / "campaign"; }
-  void SetStatus(const json& status) const {
-    std::ofstream(campaign() / "test_status.json") << status.dump();
-  }
+struct Scratch : attune::testing::CliScratch {
+  Scratch() : CliScratch("cc") { fs::create_directories(root / "home"); }
 };
 
-attune::Recipe BaselineRecipe() {
-  attune::Recipe r;
-  r.stack = "megatron";
-  r.entry = {"python3", "pretrain_gpt.py"};
-  r.args = {{"--micro-batch-size", {"1"}}, {"--tensor-model-parallel-size", {"2"}}, {"--bf16", {}}};
-  r.topology = {1, 8, "H100"};
-  return r;
-}
-
 attune::CampaignView View(const Scratch& s) {
-  attune::CampaignView v;
-  v.campaign_id = "cc-test";
-  v.campaign_dir = s.campaign().string();
-  v.stack = "megatron";
-  v.cluster.device_type = "H100";
-  v.cluster.device_memory_gib = 80;
-  v.cluster.devices_per_node = 8;
-  v.baseline = BaselineRecipe();
-  v.leader = v.baseline;
-  v.leader_id = "baseline";
-  attune::Measurement m;
-  m.step_time_s = 1.2;
-  m.tokens_per_s_per_gpu = 3400;
-  m.peak_memory_gib = 30;
-  v.baseline_measurement = m;
-  v.leader_measurement = m;
-  v.diagnosis = {{"memory_headroom", 0.6, "peak 30 of 80 GiB"}};
-  v.levers = {{"micro_batch_size",
-               "larger micro-batches",
-               {"--micro-batch-size"},
-               {"memory_headroom"},
-               0.1,
-               0.3,
-               false},
-              {"tensor_parallel",
-               "tensor parallel size",
-               {"--tensor-model-parallel-size"},
-               {"communication"},
-               0.1,
-               0.5,
-               false}};
-  v.legal_moves = {{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "micro-batch 1 -> 2"},
-                   {"tensor_parallel", {{"--tensor-model-parallel-size", "2", "1"}}, "TP 2 -> 1"}};
-  v.budget_total_gpu_hours = 10;
-  v.budget_left_gpu_hours = 4;
-  v.job_cost_estimate_gpu_hours = 0.2;
-  v.candidates_left = 5;
-  v.proposal_index = 1;
-  return v;
+  return attune::testing::TwoMoveView("cc-test", s.campaign());
 }
 
 std::unique_ptr<attune::Agent> MakeAgent(const Scratch& s, const FakeModel& model,
