@@ -8,8 +8,8 @@
 #include "attune/support/json_schema.h"
 #include "attune/support/module_path.h"
 #include "attune/support/process.h"
-#include "optuna_space.h"
 #include "options_schema.h"
+#include "optuna_space.h"
 
 namespace attune::agents::optuna {
 namespace {
@@ -102,7 +102,8 @@ Result<nlohmann::json> OptunaAgent::RunHelper(const nlohmann::json& request) con
   options.env = {{"PYTHONHASHSEED", "0"}, {"PYTHONDONTWRITEBYTECODE", "1"}};
   options.max_output = 1 << 20;
   options.kill_leftovers = true;
-  std::string where = std::string(kWho) + ": helper '" + config_.python + " " + config_.helper + "'";
+  std::string where =
+      std::string(kWho) + ": helper '" + config_.python + " " + config_.helper + "'";
   ATTUNE_ASSIGN_OR_RETURN(support::ProcessResult run,
                           support::RunProcess({config_.python, config_.helper}, options));
   if (run.timed_out) {
@@ -117,8 +118,9 @@ Result<nlohmann::json> OptunaAgent::RunHelper(const nlohmann::json& request) con
                                       "): " + answer["error"].get<std::string>());
   }
   return Status::Internal(where + " crashed (exit " + std::to_string(run.exit_code) + ", signal " +
-                          std::to_string(run.signal) + ") without an answer; stderr: " +
-                          Tail(run.err) + " (run it by hand with the request on stdin to see more)");
+                          std::to_string(run.signal) +
+                          ") without an answer; stderr: " + Tail(run.err) +
+                          " (run it by hand with the request on stdin to see more)");
 }
 
 Result<Proposal> OptunaAgent::Propose(const CampaignView& view) {
@@ -130,10 +132,9 @@ Result<Proposal> OptunaAgent::Propose(const CampaignView& view) {
   if (open.empty()) return Done("every legal move from the leader has been tried");
   SearchSpace space = BuildSearchSpace(view);
   if (space.choices.empty()) return Done("no lever offers a choice: the search space is empty");
-  ATTUNE_ASSIGN_OR_RETURN(
-      nlohmann::json answer,
-      RunHelper(RequestJson(space, config_.sampler, view.seed, config_.startup_trials,
-                            kAsksPerProposal)));
+  ATTUNE_ASSIGN_OR_RETURN(nlohmann::json answer,
+                          RunHelper(RequestJson(space, config_.sampler, view.seed,
+                                                config_.startup_trials, kAsksPerProposal)));
   nlohmann::json meta = {{"sampler", config_.sampler},
                          {"optuna", answer.value("optuna", "")},
                          {"trials_told", space.trials.size()}};
@@ -150,14 +151,15 @@ Result<Proposal> OptunaAgent::ProposeFrom(const CampaignView& view, const Search
                                           const std::vector<const Move*>& open,
                                           const nlohmann::json& answer, nlohmann::json meta) const {
   for (const nlohmann::json& point : answer["points"]) {
-    std::map<std::string, std::string> params = point["params"].get<std::map<std::string, std::string>>();
+    std::map<std::string, std::string> params =
+        point["params"].get<std::map<std::string, std::string>>();
     std::optional<MoveChoice> choice = ChooseMove(view, space, open, params);
     if (!choice) continue;
     meta["trial_number"] = point["number"].get<int>();
     meta["params"] = point["params"];
     meta["match"] = choice->exact ? "exact" : "nearest";
-    return FromMove(*choice->move, choice->exact ? "the legal move to that value"
-                                                 : "the nearest legal move",
+    return FromMove(*choice->move,
+                    choice->exact ? "the legal move to that value" : "the nearest legal move",
                     meta);
   }
   // No sample moved a lever that still has an open move: the first open move keeps the campaign
@@ -166,14 +168,14 @@ Result<Proposal> OptunaAgent::ProposeFrom(const CampaignView& view, const Search
   meta["trial_number"] = first.is_object() ? first["number"].get<int>() : -1;
   meta["params"] = first.is_object() ? first["params"] : nlohmann::json::object();
   meta["match"] = "fallback";
-  return FromMove(*open.front(), "no sample moved a lever with an open move, so the first open move",
-                  meta);
+  return FromMove(*open.front(),
+                  "no sample moved a lever with an open move, so the first open move", meta);
 }
 
 Result<std::unique_ptr<Plugin>> CreateOptunaAgent(const PluginContext& context) {
-  ATTUNE_ASSIGN_OR_RETURN(OptunaConfig config,
-                          ParseOptunaConfig(context.config, support::ThisModuleDir(),
-                                            context.data_dir));
+  ATTUNE_ASSIGN_OR_RETURN(
+      OptunaConfig config,
+      ParseOptunaConfig(context.config, support::ThisModuleDir(), context.data_dir));
   return std::unique_ptr<Plugin>(std::make_unique<OptunaAgent>(std::move(config)));
 }
 

@@ -15,10 +15,9 @@
 #define ATTUNE_PLUGINS_AGENTS_OPTUNA_OPTUNA_AGENT_H_
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attune/agent.h"
 #include "optuna_space.h"

@@ -94,7 +94,8 @@ std::optional<long> Distance(const CampaignView& view, const SearchSpace& space,
   const Lever* lever = FindLever(view, move.lever_id);
   auto choices = space.choices.find(move.lever_id);
   auto sampled = point.find(move.lever_id);
-  if (lever == nullptr || choices == space.choices.end() || sampled == point.end()) return std::nullopt;
+  if (lever == nullptr || choices == space.choices.end() || sampled == point.end())
+    return std::nullopt;
   if (sampled->second == LeverValue(*lever, view.leader)) return std::nullopt;
   std::optional<Recipe> target = Apply(view.leader, move.changes);
   if (!target) return std::nullopt;
@@ -148,14 +149,19 @@ nlohmann::json RequestJson(const SearchSpace& space, const std::string& sampler,
                            int startup_trials, int asks) {
   nlohmann::json trials = nlohmann::json::array();
   for (const Trial& t : space.trials) {
-    nlohmann::json j = {{"candidate", t.candidate_id}, {"params", t.params},
+    nlohmann::json j = {{"candidate", t.candidate_id},
+                        {"params", t.params},
                         {"state", t.failed ? "fail" : "complete"}};
     if (!t.failed) j["value"] = t.value;
     trials.push_back(std::move(j));
   }
   // numpy's generators take seeds below 2^32.
-  return {{"protocol", 1},         {"sampler", sampler}, {"seed", seed % 4294967296ULL},
-          {"startup_trials", startup_trials}, {"asks", asks}, {"space", space.choices},
+  return {{"protocol", 1},
+          {"sampler", sampler},
+          {"seed", seed % 4294967296ULL},
+          {"startup_trials", startup_trials},
+          {"asks", asks},
+          {"space", space.choices},
           {"trials", std::move(trials)}};
 }
 
@@ -179,8 +185,8 @@ std::optional<MoveChoice> ChooseMove(const CampaignView& view, const SearchSpace
     if (!distance) continue;
     const Lever* lever = FindLever(view, m->lever_id);
     double gain = lever != nullptr ? lever->expected_speed : 0;
-    bool better = !best || *distance < best_distance ||
-                  (*distance == best_distance && gain > best_gain);
+    bool better =
+        !best || *distance < best_distance || (*distance == best_distance && gain > best_gain);
     if (!better) continue;
     best = MoveChoice{m, *distance == 0};
     best_distance = *distance;

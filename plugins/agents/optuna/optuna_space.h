@@ -28,21 +28,20 @@
 #define ATTUNE_PLUGINS_AGENTS_OPTUNA_OPTUNA_SPACE_H_
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attune/agent.h"
 
 namespace attune::agents::optuna {
 
 struct Trial {
-  std::string candidate_id;              // "baseline" or "c003"
+  std::string candidate_id;                   // "baseline" or "c003"
   std::map<std::string, std::string> params;  // lever id -> value text
   bool failed = false;
-  double value = 0;                      // tokens/s/GPU when !failed
+  double value = 0;  // tokens/s/GPU when !failed
 };
 
 struct SearchSpace {

@@ -4,13 +4,13 @@
 // same view gives the same proposal, an OOM is told back and its move never proposed again, and
 // every way the helper can fail is a Status that says where and what to do. CMake skips the whole
 // executable (exit 77) when /usr/bin/python3 cannot import optuna.
-#include <catch2/catch.hpp>
+#include "optuna_agent.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
-#include "optuna_agent.h"
 #include "view_fixtures.h"
 
 using attune::CampaignView;
@@ -117,16 +117,19 @@ TEST_CASE("optuna: a helper that cannot help fails with where and what to do",
           "[optuna][integration]") {
   CampaignView view = MeasuredView();
   // -S leaves dist-packages (where python3-optuna lives) off sys.path: optuna does not import.
-  std::string no_optuna = Script("no-optuna-python", "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n");
-  CHECK_THAT(FailureOf({{"python", no_optuna}}, view),
-             Catch::Contains("cannot import optuna") &&
-                 Catch::Contains("apt-get install python3-optuna"));
-  std::string crash = Script("crash.py", "import sys\nsys.stderr.write('boom on purpose')\nsys.exit(1)\n");
+  std::string no_optuna =
+      Script("no-optuna-python", "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n");
+  CHECK_THAT(
+      FailureOf({{"python", no_optuna}}, view),
+      Catch::Contains("cannot import optuna") && Catch::Contains("apt-get install python3-optuna"));
+  std::string crash =
+      Script("crash.py", "import sys\nsys.stderr.write('boom on purpose')\nsys.exit(1)\n");
   CHECK_THAT(FailureOf({{"helper", crash}}, view),
              Catch::Contains("crashed (exit 1") && Catch::Contains("boom on purpose"));
   std::string slow = Script("slow.py", "import time\ntime.sleep(30)\n");
   CHECK_THAT(FailureOf({{"helper", slow}, {"timeout_s", 0.5}}, view),
              Catch::Contains("did not answer within") && Catch::Contains("with.timeout_s"));
-  std::string wrong = Script("wrong.py", "print('{\"ok\": true, \"points\": [{\"number\": \"x\"}]}')\n");
+  std::string wrong =
+      Script("wrong.py", "print('{\"ok\": true, \"points\": [{\"number\": \"x\"}]}')\n");
   CHECK_THAT(FailureOf({{"helper", wrong}}, view), Catch::Contains("answer is malformed"));
 }

@@ -3,10 +3,11 @@
 // The optuna agent's search space, trials and mapping back to a legal move (optuna_space.h):
 // pure functions of the view, no Python. The helper itself is tested in
 // tests/integration/optuna/.
+#include "optuna_space.h"
+
 #include <catch2/catch.hpp>
 
 #include "optuna_agent.h"
-#include "optuna_space.h"
 #include "view_fixtures.h"
 
 using attune::CampaignView;
@@ -59,8 +60,7 @@ TEST_CASE("optuna: every lever with a choice is one categorical parameter, numbe
   // overlap_grad_reduce has no legal move and no history: nothing to choose, left out.
   CHECK(space.choices.count("overlap_grad_reduce") == 0);
   CHECK(space.choices.at("micro_batch_size") == std::vector<std::string>{"1", "2", "4", "8"});
-  CHECK(space.choices.at("recompute") ==
-        std::vector<std::string>{"(absent)", "full", "selective"});
+  CHECK(space.choices.at("recompute") == std::vector<std::string>{"(absent)", "full", "selective"});
   REQUIRE(space.trials.size() == 1);
   CHECK(space.trials[0].candidate_id == "baseline");
   CHECK(space.trials[0].params.at("micro_batch_size") == "1");
