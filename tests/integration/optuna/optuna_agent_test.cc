@@ -79,6 +79,13 @@ TEST_CASE("optuna: the same view gives the same proposal, from a fresh agent too
   CHECK(first.meta["params"].is_object());
   CHECK(first.meta["trial_number"] == 1);  // the baseline is trial 0
   CHECK(first.meta["trials_told"] == 1);
+  CHECK(first.meta["match"] == "exact");  // the sampler chose it, not the fallback
+  std::set<std::string> picks;
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    view.seed = seed;
+    picks.insert(attune::DescribeChanges(Ask(a, view).changes));
+  }
+  CHECK(picks.size() > 2);  // the seed reaches the sampler
 }
 
 TEST_CASE("optuna: every sampler walks the legal moves without repeating one, then is done",
