@@ -184,7 +184,7 @@ std::optional<MoveChoice> ChooseMove(const CampaignView& view, const SearchSpace
     std::optional<long> distance = Distance(view, space, *m, point);
     if (!distance) continue;
     const Lever* lever = FindLever(view, m->lever_id);
-    double gain = lever != nullptr ? lever->expected_speed : 0;
+    double gain = lever != nullptr ? std::fabs(lever->expected_speed) : 0;
     bool better =
         !best || *distance < best_distance || (*distance == best_distance && gain > best_gain);
     if (!better) continue;

@@ -115,7 +115,7 @@ TEST_CASE("optuna: a sampled point maps to the legal move that reaches it, else 
   CHECK_FALSE(ChooseMove(view, space, open, leader).has_value());
 }
 
-TEST_CASE("optuna: of two levers the sampler moved, the one with the larger expected gain wins",
+TEST_CASE("optuna: of the levers the sampler moved, the one with the larger expected effect wins",
           "[agents][optuna]") {
   CampaignView view = MeasuredView();
   SearchSpace space = BuildSearchSpace(view);
@@ -126,6 +126,15 @@ TEST_CASE("optuna: of two levers the sampler moved, the one with the larger expe
   auto choice = ChooseMove(view, space, OpenMoves(view), point);
   REQUIRE(choice);
   CHECK(choice->move->lever_id == "micro_batch_size");  // +8% beats attention_backend's +4%
+
+  // recompute (-15% when turned on, so +15% off) outweighs micro-batch's +8%.
+  std::map<std::string, std::string> off = {{"micro_batch_size", "2"},
+                                            {"recompute", "(absent)"},
+                                            {"distributed_optimizer", "(absent)"},
+                                            {"attention_backend", "flash"}};
+  choice = ChooseMove(view, space, OpenMoves(view), off);
+  REQUIRE(choice);
+  CHECK(choice->move->lever_id == "recompute");
 }
 
 TEST_CASE("optuna: options are checked, samplers that need numbers are refused by name",
