@@ -30,6 +30,8 @@ packages=(
   libboost-system1.74-dev
   librocksdb-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2 libssl-dev
   zlib1g-dev
+  # The optuna agent's helper process (plugins/agents/optuna/optuna_helper.py) imports Optuna.
+  python3-optuna
   python3 python3-torch python3-numpy libopenblas0-pthread
   python3-jsonschema python3-yaml openssl
   clang

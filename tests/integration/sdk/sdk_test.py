@@ -35,6 +35,7 @@ INSTALLED = [
     'bin/attune',
     'lib/attune/plugins/attune_stack_megatron.so',
     'lib/attune/plugins/attune_launcher_local.so',
+    'lib/attune/plugins/optuna_helper.py',  # beside attune_agent_optuna.so, where it looks
     'share/attune/stacks/megatron/levers.yaml',
     'share/attune/skill/SKILL.md',
     'share/attune/workflows/examples/sim-llama3-8b-h100x16.yaml',

@@ -60,8 +60,8 @@ json Baseline(const LoadedPlugin& p) {
 }
 
 const std::vector<std::string> kInTree = {"megatron", "automodel", "local", "slurm", "sim",
-                                          "heuristic", "random", "grid", "claude-code", "codex",
-                                          "gemini", "kuberay"};
+                                          "heuristic", "random", "grid", "optuna", "claude-code",
+                                          "codex", "gemini", "kuberay"};
 
 TEST_CASE("every in-tree plugin declares an options schema that refuses unknown keys",
           "[plugin][options]") {

@@ -1,6 +1,6 @@
 // Copyright attune authors.
 //
-// tuner_bench: compares the built-in agents (heuristic, random, grid) on the simulated
+// tuner_bench: compares the agents (heuristic, random, grid, optuna) on the simulated
 // scenarios at equal GPU-hour budgets. Shared value types.
 #ifndef ATTUNE_TOOLS_BENCH_TUNERS_BENCH_TYPES_H_
 #define ATTUNE_TOOLS_BENCH_TUNERS_BENCH_TYPES_H_
@@ -16,7 +16,7 @@ namespace attune::bench {
 struct BenchOptions {
   std::string attune_bin;                 // the `attune` CLI that runs campaigns
   std::vector<std::string> workflows;     // sim-*.yaml scenarios
-  std::vector<std::string> agents = {"heuristic", "random", "grid"};
+  std::vector<std::string> agents = {"heuristic", "random", "grid", "optuna"};
   int seeds = 3;
   std::optional<double> budget_gpu_hours; // default: each workflow's own budget
   int depth = 4;                          // exhaustive search: moves from the baseline

@@ -1,10 +1,10 @@
 // Copyright attune authors.
 //
-// tuner_bench: heuristic vs random vs grid on the simulated scenarios, at equal GPU-hour budgets
+// tuner_bench: heuristic vs random vs grid vs optuna (TPE) on the simulated scenarios, at equal GPU-hour budgets
 // and several seeds. Not a test: it prints a markdown table (and writes outcomes.json).
 //
 //   tuner_bench --attune build/bin/attune [--workflow workflows/examples/sim-x.yaml ...]
-//               [--agents heuristic,random,grid] [--seeds 3] [--budget GPUH] [--depth 4]
+//               [--agents heuristic,random,grid,optuna] [--seeds 3] [--budget GPUH] [--depth 4]
 //               [--beam 40] [--max-states 6000] [--grid-space JSON] [--out DIR] [--plugin-path DIR]
 //               [--exhaustive-only]
 #include <algorithm>
@@ -53,7 +53,8 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
   desc.add_options()("help,h", "this help")(
       "attune", po::value<std::string>(), "the attune CLI binary (required unless --exhaustive-only)")(
       "workflow", po::value<std::vector<std::string>>(), "a sim scenario (repeatable)")(
-      "agents", po::value<std::string>()->default_value("heuristic,random,grid"), "agents")(
+      "agents", po::value<std::string>()->default_value("heuristic,random,grid,optuna"),
+      "agents (optuna: TPE with its defaults)")(
       "seeds", po::value<int>()->default_value(3), "seeds per agent")(
       "budget", po::value<double>(), "GPU-hours per campaign (default: the workflow's)")(
       "depth", po::value<int>()->default_value(4), "reference search depth (moves)")(

@@ -80,6 +80,30 @@ void PrintTable(const std::map<std::string, SpaceResult>& spaces,
   if (budget_note > 0) out << "\nBudget per campaign: " << budget_note << " GPU-hours.\n";
 }
 
+namespace {
+
+// Issue 23's targets against the Bayesian-optimisation baseline (the optuna agent, TPE): GPU-h to
+// 90% of best at most half of its, and a final speedup at least its at equal budget.
+std::string VersusOptuna(const AgentRow& h, const AgentRow* tpe) {
+  if (tpe == nullptr) return "";
+  std::string cost;
+  if (h.median_gpuh_to_90 < 0) {
+    cost = "FAIL (heuristic never reached 90%)";
+  } else if (tpe->median_gpuh_to_90 < 0) {
+    cost = "PASS (optuna never reached 90% within the budget)";
+  } else {
+    double ratio = tpe->median_gpuh_to_90 > 0 ? h.median_gpuh_to_90 / tpe->median_gpuh_to_90 : 1.0;
+    cost = std::string(ratio <= 0.5 ? "PASS" : "FAIL") + " (" + F("%.0f%%", ratio * 100) +
+           " of optuna's GPU-h)";
+  }
+  bool speed_ok = h.mean_speedup >= tpe->mean_speedup;
+  return "; GPU-h to 90% vs optuna TPE " + cost + "; speedup vs optuna TPE " +
+         (speed_ok ? "PASS" : "FAIL") + " (" + F("%.3fx", h.mean_speedup) + " vs " +
+         F("%.3fx", tpe->mean_speedup) + ")";
+}
+
+}  // namespace
+
 void PrintTargets(const std::vector<AgentRow>& rows, std::ostream& out) {
   for (const AgentRow& h : rows) {
     if (h.agent != "heuristic") continue;
@@ -101,6 +125,7 @@ void PrintTargets(const std::vector<AgentRow>& rows, std::ostream& out) {
     }
     out << h.workflow << ": >=90% of best " << (best_ok ? "PASS" : "FAIL") << " ("
         << F("%.1f%%", 100 * h.mean_fraction) << "); GPU-h to 90% vs random " << cost
+        << VersusOptuna(h, Find(rows, h.workflow, "optuna"))
         << "; recipe-caused failed launches " << (fail_ok ? "PASS" : "FAIL") << " ("
         << F("%.1f%%", 100 * h.recipe_failed_share) << "; all failures "
         << F("%.1f%%", 100 * h.failed_share) << ")\n";
