@@ -138,6 +138,7 @@ double CampaignState::TimeLimitForNextJob() const {
   double longest = 0;
   for (const auto& j : jobs) {
     if (j.candidate != events::kBaselineId || !j.Counts() || !j.measurement) continue;
+    if (j.purpose == JobPurpose::kProfile) continue;  // the profiler's overhead is not the run's
     const double start = j.status.value("start_time", -1.0), end = j.status.value("end_time", -1.0);
     if (start < 0 || end <= start) continue;
     double ran = end - start;

@@ -251,8 +251,8 @@ class CampaignState {
   // Cost to reserve for one job of `recipe`: devices × job time limit, in hours.
   // The time limit of the next job: the workflow's job_time_limit_s, or, once the baseline has a
   // measured run and time_limit_factor > 0, min(job_time_limit_s, max(kMinDerivedTimeLimitS,
-  // factor × the baseline's longest measured run)). From recorded launcher times: a replay
-  // derives the same limit.
+  // factor × the baseline's longest measured run, profiled runs aside)). From recorded launcher
+  // times: a replay derives the same limit.
   double TimeLimitForNextJob() const;
   double ReservationFor(int devices) const;
   // "c001", "c002", ... for a 1-based index.

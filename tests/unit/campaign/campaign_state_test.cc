@@ -245,6 +245,12 @@ TEST_CASE("a baseline stopped early stands for its whole run in the derived time
     b.Request("t-baseline-2", "baseline", "baseline").Finish("t-baseline-2", 200, TestMeasurement(1000));
     CHECK(b.Fold().TimeLimitForNextJob() == Approx(600.0));
   }
+  SECTION("a profiled run of the baseline (slowed by its profiler) does not stretch it") {
+    LogBuilder b(set);
+    b.Request("t-baseline-1", "baseline", "baseline").Finish("t-baseline-1", 200, TestMeasurement(1000));
+    b.Request("t-profile-baseline-1", "baseline", "profile").Finish("t-profile-baseline-1", 900, TestMeasurement(300));
+    CHECK(b.Fold().TimeLimitForNextJob() == Approx(600.0));
+  }
 }
 
 TEST_CASE("a candidate goes from proposal through gate, job and rank to leader", "[fold]") {
