@@ -1,5 +1,6 @@
 // Copyright attune authors.
 #include "attune/agentkit/continuation.h"
+#include "attune/agentkit/guard.h"
 
 #include <filesystem>
 #include <fstream>
@@ -217,6 +218,16 @@ std::vector<std::string> ContinuationArgs(const ContinuationConfig& config) {
   if (!config.attune_binary.empty()) args.insert(args.end(), {"--attune", config.attune_binary});
   args.insert(args.end(), {"--cap", std::to_string(config.cap)});
   return args;
+}
+
+std::optional<StopRequest> ReadStopRequest(std::istream& in, const char* message_field) {
+  const nlohmann::json input = nlohmann::json::parse(in, nullptr, false);
+  if (!input.is_object()) return std::nullopt;
+  StopRequest request;
+  request.session_id = HookString(input, "session_id");
+  request.after_continuation = input.value("stop_hook_active", false) == true;
+  request.last_message = HookString(input, message_field);
+  return request;
 }
 
 }  // namespace attune::agentkit

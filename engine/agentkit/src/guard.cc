@@ -367,4 +367,19 @@ bool IsUnder(const std::string& path, const std::string& dir, const std::string&
   return true;
 }
 
+std::string HookString(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
+}
+
+std::optional<ToolCall> ReadToolCall(std::istream& in, const std::string& default_cwd) {
+  const nlohmann::json input = nlohmann::json::parse(in, nullptr, false);
+  ToolCall call;
+  call.tool = HookString(input, "tool_name");
+  if (call.tool.empty()) return std::nullopt;
+  if (input.contains("tool_input")) call.input = input.at("tool_input");
+  call.cwd = HookString(input, "cwd");
+  if (call.cwd.empty()) call.cwd = default_cwd;
+  return call;
+}
+
 }  // namespace attune::agentkit

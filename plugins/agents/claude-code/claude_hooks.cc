@@ -33,21 +33,14 @@ int Guard(const std::vector<std::string>& args, std::istream& in, std::ostream& 
                      out);
     return kUsage;
   }
-  json input = json::parse(in, nullptr, false);
-  if (!input.is_object() || !input.contains("tool_name") || !input.at("tool_name").is_string()) {
+  const auto call = agentkit::ReadToolCall(in, config->campaign_dir);
+  if (!call) {
     PrintGuardAnswer(false, "attune guard: the hook input is not a PreToolUse JSON object", out);
     return 0;
   }
-  std::string cwd = input.value("cwd", config->campaign_dir);
-  json tool_input = input.contains("tool_input") ? input.at("tool_input") : json::object();
-  agentkit::GuardDecision d =
-      JudgeClaudeToolUse(*config, input.at("tool_name").get<std::string>(), tool_input, cwd);
+  agentkit::GuardDecision d = JudgeClaudeToolUse(*config, call->tool, call->input, call->cwd);
   PrintGuardAnswer(d.allow, d.allow ? "attune guard: allowed" : d.reason, out);
   return 0;
-}
-
-std::string StringField(const json& j, const char* key) {
-  return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
 }
 
 int Stop(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
@@ -57,17 +50,13 @@ int Stop(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     err << "attune claude-code stop: " << config.status().message() << "\n";
     return kUsage;
   }
-  json input = json::parse(in, nullptr, false);
-  if (!input.is_object()) {
+  const auto request = agentkit::ReadStopRequest(in, "last_assistant_message");
+  if (!request) {
     err << "attune claude-code stop: stdin is not the Stop hook's JSON object; letting the agent "
            "stop\n";
     return 0;  // a hook failure must not block the agent forever
   }
-  agentkit::StopRequest request;
-  request.session_id = StringField(input, "session_id");
-  request.after_continuation = input.value("stop_hook_active", false) == true;
-  request.last_message = StringField(input, "last_assistant_message");
-  agentkit::ContinuationDecision d = agentkit::DecideContinuation(*config, request, err);
+  agentkit::ContinuationDecision d = agentkit::DecideContinuation(*config, *request, err);
   if (d.keep_working) out << json{{"decision", "block"}, {"reason", d.reason}}.dump() << "\n";
   return 0;
 }

@@ -23,11 +23,6 @@ void PrintDenial(const std::string& reason, std::ostream& out) {
   out << answer.dump() << "\n";
 }
 
-std::string StringField(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>()
-                                                                   : "";
-}
-
 int Guard(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
           std::ostream& err) {
   auto config = agentkit::ParseGuardArgs(args);
@@ -38,16 +33,12 @@ int Guard(const std::vector<std::string>& args, std::istream& in, std::ostream& 
         out);
     return kUsage;
   }
-  json input = json::parse(in, nullptr, false);
-  if (!input.is_object() || StringField(input, "tool_name").empty()) {
+  const auto call = agentkit::ReadToolCall(in, config->campaign_dir);
+  if (!call) {
     PrintDenial("attune guard: the hook input is not a PreToolUse JSON object", out);
     return 0;
   }
-  std::string cwd = StringField(input, "cwd");
-  if (cwd.empty()) cwd = config->campaign_dir;
-  json tool_input = input.contains("tool_input") ? input.at("tool_input") : json::object();
-  agentkit::GuardDecision d =
-      JudgeCodexToolUse(*config, StringField(input, "tool_name"), tool_input, cwd);
+  agentkit::GuardDecision d = JudgeCodexToolUse(*config, call->tool, call->input, call->cwd);
   if (!d.allow) PrintDenial(d.reason, out);
   return 0;
 }
@@ -59,16 +50,12 @@ int Stop(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     err << "attune codex stop: " << config.status().message() << "\n";
     return kUsage;
   }
-  json input = json::parse(in, nullptr, false);
-  if (!input.is_object()) {
+  const auto request = agentkit::ReadStopRequest(in, "last_assistant_message");
+  if (!request) {
     err << "attune codex stop: stdin is not the Stop hook's JSON object; letting the agent stop\n";
     return 0;  // a hook failure must not block the agent forever
   }
-  agentkit::StopRequest request;
-  request.session_id = StringField(input, "session_id");
-  request.after_continuation = input.value("stop_hook_active", false) == true;
-  request.last_message = StringField(input, "last_assistant_message");
-  agentkit::ContinuationDecision d = agentkit::DecideContinuation(*config, request, err);
+  agentkit::ContinuationDecision d = agentkit::DecideContinuation(*config, *request, err);
   if (d.keep_working) out << json{{"decision", "block"}, {"reason", d.reason}}.dump() << "\n";
   return 0;
 }
@@ -94,17 +81,17 @@ agentkit::GuardDecision JudgeCodexToolUse(const agentkit::GuardConfig& config,
                                           const std::string& cwd) {
   static const std::set<std::string> kWriteTools = {"apply_patch", "ApplyPatch", "Write", "Edit"};
   if (tool_name == "Bash") {
-    std::string command = StringField(tool_input, "command");
+    std::string command = agentkit::HookString(tool_input, "command");
     if (command.empty()) return {false, "Bash call without a string 'command'"};
     return agentkit::JudgeCommand(config, command, cwd);
   }
   if (kWriteTools.count(tool_name)) {
     std::string path;
     for (const char* key : {"file_path", "path"}) {
-      if (path.empty()) path = StringField(tool_input, key);
+      if (path.empty()) path = agentkit::HookString(tool_input, key);
     }
     for (const char* key : {"command", "input", "patch"}) {
-      if (path.empty()) path = FirstPatchedFile(StringField(tool_input, key));
+      if (path.empty()) path = FirstPatchedFile(agentkit::HookString(tool_input, key));
     }
     return agentkit::JudgeFileWrite(config, tool_name, path, cwd);
   }

@@ -21,11 +21,6 @@ void PrintGuardAnswer(bool allow, const std::string& reason, std::ostream& out) 
   out << answer.dump() << "\n";
 }
 
-std::string StringField(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>()
-                                                                   : "";
-}
-
 int Guard(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
           std::ostream& err) {
   auto config = agentkit::ParseGuardArgs(args);
@@ -37,16 +32,12 @@ int Guard(const std::vector<std::string>& args, std::istream& in, std::ostream& 
         out);
     return kUsage;
   }
-  json input = json::parse(in, nullptr, false);
-  std::string tool = StringField(input, "tool_name");
-  if (tool.empty()) {
+  const auto call = agentkit::ReadToolCall(in, config->campaign_dir);
+  if (!call) {
     PrintGuardAnswer(false, "attune guard: the hook input is not a BeforeTool JSON object", out);
     return 0;
   }
-  std::string cwd = StringField(input, "cwd");
-  if (cwd.empty()) cwd = config->campaign_dir;
-  json tool_input = input.contains("tool_input") ? input.at("tool_input") : json::object();
-  agentkit::GuardDecision d = JudgeGeminiToolCall(*config, tool, tool_input, cwd);
+  agentkit::GuardDecision d = JudgeGeminiToolCall(*config, call->tool, call->input, call->cwd);
   PrintGuardAnswer(d.allow, d.reason, out);
   return 0;
 }
@@ -58,19 +49,15 @@ int Stop(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     err << "attune gemini stop: " << config.status().message() << "\n";
     return kUsage;
   }
-  json input = json::parse(in, nullptr, false);
-  if (!input.is_object()) {
+  // prompt_response holds the whole turn's text; its last JSON object is the answer, if any.
+  const auto request = agentkit::ReadStopRequest(in, "prompt_response");
+  if (!request) {
     err << "attune gemini stop: stdin is not the AfterAgent hook's JSON object; letting the agent "
            "stop\n";
     out << "{}\n";
     return 0;  // a hook failure must not keep the agent going forever
   }
-  agentkit::StopRequest request;
-  request.session_id = StringField(input, "session_id");
-  request.after_continuation = input.value("stop_hook_active", false) == true;
-  // prompt_response holds the whole turn's text; its last JSON object is the answer, if any.
-  request.last_message = StringField(input, "prompt_response");
-  agentkit::ContinuationDecision d = agentkit::DecideContinuation(*config, request, err);
+  agentkit::ContinuationDecision d = agentkit::DecideContinuation(*config, *request, err);
   out << (d.keep_working ? json{{"decision", "deny"}, {"reason", d.reason}} : json::object()).dump()
       << "\n";
   return 0;
@@ -89,13 +76,13 @@ agentkit::GuardDecision JudgeGeminiToolCall(const agentkit::GuardConfig& config,
                                                     "write_todos"};
   if (kReadTools.count(tool_name)) return {true, "read-only tool"};
   if (kWriteTools.count(tool_name)) {
-    std::string path = StringField(tool_input, "file_path");
+    std::string path = agentkit::HookString(tool_input, "file_path");
     return agentkit::JudgeFileWrite(config, tool_name, path, cwd);
   }
   if (tool_name == "run_shell_command") {
-    std::string command = StringField(tool_input, "command");
+    std::string command = agentkit::HookString(tool_input, "command");
     if (command.empty()) return {false, "run_shell_command without a string 'command'"};
-    std::string dir = StringField(tool_input, "dir_path");
+    std::string dir = agentkit::HookString(tool_input, "dir_path");
     std::string where =
         dir.empty() ? cwd : std::filesystem::absolute(std::filesystem::path(cwd) / dir).string();
     return agentkit::JudgeCommand(config, command, where);

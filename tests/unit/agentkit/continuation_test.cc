@@ -146,3 +146,21 @@ TEST_CASE("continuation flags parse and print back", "[agentkit][continuation]")
             .message()
             .find("unknown flag '--cpa'") != std::string::npos);
 }
+
+TEST_CASE("a stop hook's question names the field that holds the agent's last text",
+          "[agentkit][hooks]") {
+  std::istringstream claude(
+      R"({"session_id":"s1","stop_hook_active":true,"last_assistant_message":"done","prompt_response":"x"})");
+  auto r = attune::agentkit::ReadStopRequest(claude, "last_assistant_message");
+  REQUIRE(r.has_value());
+  CHECK(r->session_id == "s1");
+  CHECK(r->after_continuation);
+  CHECK(r->last_message == "done");
+  std::istringstream gemini(R"({"session_id":"s2","prompt_response":"the whole turn"})");
+  r = attune::agentkit::ReadStopRequest(gemini, "prompt_response");
+  REQUIRE(r.has_value());
+  CHECK_FALSE(r->after_continuation);
+  CHECK(r->last_message == "the whole turn");
+  std::istringstream broken("{");
+  CHECK_FALSE(attune::agentkit::ReadStopRequest(broken, "prompt_response").has_value());
+}

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 using attune::agentkit::FindEventLogDirs;
 using attune::agentkit::GuardConfig;
@@ -263,4 +264,25 @@ TEST_CASE("event log directories are found by their RocksDB files", "[agentkit][
   fs::path store = fs::weakly_canonical(dir / "store");
   CHECK(std::find(dirs.begin(), dirs.end(), store.string()) != dirs.end());
   fs::remove_all(dir);
+}
+
+TEST_CASE("a hook's question is read the same for every CLI", "[agentkit][hooks]") {
+  std::istringstream full(R"({"tool_name":"Bash","tool_input":{"command":"ls"},"cwd":"/w"})");
+  auto call = attune::agentkit::ReadToolCall(full, "/campaign");
+  REQUIRE(call.has_value());
+  CHECK(call->tool == "Bash");
+  CHECK(call->input == nlohmann::json{{"command", "ls"}});
+  CHECK(call->cwd == "/w");
+  std::istringstream bare(R"({"tool_name":"read_file"})");
+  call = attune::agentkit::ReadToolCall(bare, "/campaign");
+  REQUIRE(call.has_value());
+  CHECK(call->input == nlohmann::json::object());
+  CHECK(call->cwd == "/campaign");
+  for (const char* text : {"not json", "[1]", R"({"tool_input":{}})", R"({"tool_name":7})"}) {
+    std::istringstream in(text);
+    INFO(text);
+    CHECK_FALSE(attune::agentkit::ReadToolCall(in, "/c").has_value());
+  }
+  CHECK(attune::agentkit::HookString(nlohmann::json{{"k", 1}}, "k").empty());
+  CHECK(attune::agentkit::HookString(nlohmann::json::array(), "k").empty());
 }

@@ -49,6 +49,12 @@ struct StopRequest {
   std::string last_message;         // the agent's last text ("" when the CLI does not give it)
 };
 
+// A stop hook's question read from stdin: `session_id` and `stop_hook_active` as all three CLIs
+// name them, the agent's last text from `message_field` (Claude Code and Codex:
+// last_assistant_message; the Gemini CLI's AfterAgent: prompt_response). nullopt when `in` is not
+// a JSON object.
+std::optional<StopRequest> ReadStopRequest(std::istream& in, const char* message_field);
+
 struct ContinuationDecision {
   bool keep_working = false;
   std::string reason;  // for the model when keep_working; why it may stop otherwise (for logs)

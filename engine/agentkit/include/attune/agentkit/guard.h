@@ -25,6 +25,9 @@
 #ifndef ATTUNE_AGENTKIT_GUARD_H_
 #define ATTUNE_AGENTKIT_GUARD_H_
 
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +75,19 @@ std::vector<std::string> FindEventLogDirs(const std::string& campaign_dir);
 // True when `path` (relative to `cwd` when not absolute) lies in or under `dir`, after lexical
 // normalization and resolving the symlinks that exist.
 bool IsUnder(const std::string& path, const std::string& dir, const std::string& cwd);
+
+// A pre-tool hook's question as Claude Code and Codex (PreToolUse) and the Gemini CLI (BeforeTool)
+// all send it on stdin: {"tool_name", "tool_input", "cwd", ...}. nullopt when `in` is not a JSON
+// object naming a tool; `cwd` is `default_cwd` when the hook did not give one.
+struct ToolCall {
+  std::string tool;
+  nlohmann::json input = nlohmann::json::object();
+  std::string cwd;
+};
+std::optional<ToolCall> ReadToolCall(std::istream& in, const std::string& default_cwd);
+
+// A string field of a hook's JSON object; "" when absent or not a string.
+std::string HookString(const nlohmann::json& j, const char* key);
 
 }  // namespace attune::agentkit
 
