@@ -88,12 +88,6 @@ const ProfileRecord* AnalysisOf(const CampaignState& s, const std::string& job) 
   return nullptr;
 }
 
-// Whether the stack can profile the leader at all (Unimplemented, or a run too short to profile).
-Status CanProfile(const RunContext& ctx, const Recipe& leader) {
-  ATTUNE_ASSIGN_OR_RETURN(Recipe form, ctx.stack->BenchmarkForm(leader));
-  return ctx.stack->ProfileForm(form, TraceDirOf(ctx, "probe")).status();
-}
-
 }  // namespace
 
 Status RunProfileStep(RunContext& ctx, const StepDecl& step) {
@@ -129,15 +123,16 @@ Status RunProfileStep(RunContext& ctx, const StepDecl& step) {
         return FinishStep(ctx, step, last->failure ? "profile_failed" : "no_traces");
       }
     }
-    const Recipe* leader = s.RecipeOf(who);
-    if (!leader) return Status::Internal("profile: no recipe for the leader '" + who + "'");
-    if (Status can = CanProfile(ctx, *leader); !can.ok()) {
-      ctx.Say("profile: " + can.message());
+    auto name = TryRequestJob(ctx, JobAsk{who, JobPurpose::kProfile, 0, step.id});
+    // The stack has no profiled form (Unimplemented), or not for this recipe (a run too short to
+    // profile, a form the engine refuses): nothing was recorded, and nothing will change that.
+    const StatusCode code = name.ok() ? StatusCode::kOk : name.status().code();
+    if (code == StatusCode::kUnimplemented || code == StatusCode::kFailedPrecondition) {
+      ctx.Say("profile: " + name.status().message());
       return FinishStep(ctx, step, "unsupported");
     }
-    ATTUNE_ASSIGN_OR_RETURN(std::optional<std::string> name,
-                            TryRequestJob(ctx, JobAsk{who, JobPurpose::kProfile, 0, step.id}));
-    if (!name) return FinishStep(ctx, step, "budget_exhausted");
+    if (!name.ok()) return name.status();
+    if (!*name) return FinishStep(ctx, step, "budget_exhausted");
   }
 }
 
