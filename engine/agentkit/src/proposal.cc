@@ -113,6 +113,26 @@ Result<Proposal> ParseAnswer(const std::string& text) {
 
 Status ValidateProposal(const CampaignView& view, Proposal* proposal) {
   if (proposal->done) return Status::Ok();
+  if (!proposal->base_id.empty() && proposal->base_id != view.leader_id) {
+    // A move from another measured candidate: checked against that candidate's legal moves.
+    std::string ids;
+    for (const ParentView& p : view.parents) {
+      if (p.id != proposal->base_id) {
+        ids += (ids.empty() ? "" : ", ") + p.id;
+        continue;
+      }
+      CampaignView from = view;
+      from.leader = p.recipe;
+      from.leader_id = p.id;
+      from.legal_moves = p.legal_moves;
+      from.parents.clear();
+      return ValidateProposal(from, proposal);
+    }
+    return Status::InvalidArgument("\"base\": \"" + proposal->base_id +
+                                   "\" is not a measured candidate a proposal may start from (" +
+                                   (ids.empty() ? "there are none besides the leader" : "these are: " + ids) +
+                                   "); leave \"base\" out to change the leader " + view.leader_id);
+  }
   if (view.legal_moves.empty()) return ValidateWithoutMoves(view, *proposal);
   for (const Move& m : view.legal_moves) {
     if (!SameChanges(m.changes, proposal->changes)) continue;

@@ -58,6 +58,15 @@ struct CandidateRecord {
   nlohmann::json agent_meta;        // what the agent attached to its proposal (session id, ...)
 };
 
+// A measured candidate other than the leader that a proposal may start from (Proposal::base_id).
+struct ParentView {
+  std::string id;                   // "baseline" or a candidate id
+  Recipe recipe;
+  Measurement measurement;          // median of its runs
+  std::vector<Diagnosis> diagnosis;
+  std::vector<Move> legal_moves;    // from this recipe, already validated and statically gated
+};
+
 struct CampaignView {
   std::string campaign_id;
   std::string campaign_dir;
@@ -72,6 +81,9 @@ struct CampaignView {
   std::vector<CandidateRecord> history;
   std::vector<Lever> levers;
   std::vector<Move> legal_moves;    // from the leader, already validated and statically gated
+  // The fastest measured candidates besides the leader (the baseline among them), fastest first,
+  // at most kMaxParents: a proposal may change one of them instead of the leader.
+  std::vector<ParentView> parents;
   double budget_total_gpu_hours = 0;
   double budget_left_gpu_hours = 0;
   double job_cost_estimate_gpu_hours = 0;  // what one more job is expected to cost
@@ -82,9 +94,15 @@ struct CampaignView {
   int proposal_index = 0;           // 1-based index of the proposal being asked for
 };
 
+inline constexpr int kMaxParents = 8;
+
 struct Proposal {
   bool done = false;                // nothing promising left
-  std::vector<Change> changes;      // relative to view.leader
+  // The candidate the changes apply to: empty (or view.leader_id) for the leader, otherwise the
+  // id of a measured candidate (one of view.parents). The candidate is still ranked against the
+  // leader; a base that is not measured makes the proposal refused (engine.changes_do_not_apply).
+  std::string base_id;
+  std::vector<Change> changes;      // relative to the base (view.leader unless base_id says)
   std::string lever_id;
   std::string rationale;            // shown in the report
   nlohmann::json meta = nlohmann::json::object();  // session id, turns, cost_usd, ...

@@ -269,11 +269,13 @@ std::optional<Outcome> OutcomeFromName(const std::string& name) {
 }
 
 json ProposalToJson(const Proposal& p) {
-  return json{{"done", p.done},
-              {"changes", ChangesToJson(p.changes)},
-              {"lever_id", p.lever_id},
-              {"rationale", p.rationale},
-              {"meta", p.meta}};
+  json j{{"done", p.done},
+         {"changes", ChangesToJson(p.changes)},
+         {"lever_id", p.lever_id},
+         {"rationale", p.rationale},
+         {"meta", p.meta}};
+  if (!p.base_id.empty()) j["base"] = p.base_id;
+  return j;
 }
 
 Result<Proposal> ProposalFromJson(const json& j) {
@@ -290,6 +292,14 @@ Result<Proposal> ProposalFromJson(const json& j) {
   }
   p.lever_id = j.value("lever_id", "");
   p.rationale = j.value("rationale", "");
+  if (j.contains("base")) {
+    if (!j.at("base").is_string()) {
+      return Status::InvalidArgument("proposal.base: expected the id of a measured candidate "
+                                     "(\"c004\", \"baseline\") as a string, found " +
+                                     std::string(j.at("base").type_name()));
+    }
+    p.base_id = j.at("base").get<std::string>();
+  }
   if (j.contains("meta") && j.at("meta").is_object()) p.meta = j.at("meta");
   return p;
 }

@@ -138,7 +138,7 @@ Status CampaignState::ApplyStarted(const json& d) {
   launcher_name = d.value("launcher", "");
   agent_name = d.value("agent", "");
   for (const auto& s : d.value("steps", json::array())) {
-    steps.push_back(StepRecord{s.at("id").get<std::string>(), s.value("uses", ""), false, false, ""});
+    steps.push_back(StepRecord{s.at("id").get<std::string>(), s.value("uses", ""), false, false, "", ""});
   }
   ledger.total = settings.budget_gpu_hours;
   return Status::Ok();
@@ -159,7 +159,7 @@ Status CampaignState::ApplyAmended(const json& d) {
       next.push_back(*old);
       next.back().uses = s.value("uses", old->uses);
     } else {
-      next.push_back(StepRecord{id, s.value("uses", ""), false, false, ""});
+      next.push_back(StepRecord{id, s.value("uses", ""), false, false, "", ""});
     }
   }
   for (const StepRecord& r : steps) {
@@ -182,6 +182,7 @@ Status CampaignState::ApplyStep(const std::string& type, const json& d) {
     it->started = true;
     it->finished = true;
     it->outcome = d.value("outcome", "done");
+    it->reason = d.value("reason", "");
   }
   return Status::Ok();
 }
@@ -190,6 +191,7 @@ Status CampaignState::ApplyProposal(const json& d) {
   consecutive_agent_failures = 0;
   if (d.value("done", false)) {
     agent_done = true;
+    agent_done_rationale = d.value("rationale", "");
     return Status::Ok();
   }
   CandidateRecordState c;

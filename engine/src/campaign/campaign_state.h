@@ -75,6 +75,7 @@ struct StepRecord {
   bool started = false;
   bool finished = false;
   std::string outcome;  // "done", "skipped", "budget_exhausted", "agent_done", ...
+  std::string reason;   // the step's own words for the outcome ("" when it has none)
 };
 
 // One job, from JobRequested to JobFinished.
@@ -217,6 +218,7 @@ class CampaignState {
   int consecutive_agent_failures = 0;  // since the last recorded proposal
   std::vector<std::string> agent_errors;
   bool agent_done = false;
+  std::string agent_done_rationale;  // the agent's words when it said it was done
   bool paused = false;
   std::string pause_reason;
   bool finished = false;

@@ -168,6 +168,17 @@ std::string TriedSection(const CampaignState& state) {
   return out + "\n";
 }
 
+// Why tuning ended: each tune step's outcome and its recorded reason.
+std::string StoppedParagraph(const CampaignState& state) {
+  std::string out;
+  for (const StepRecord& step : state.steps) {
+    if (step.uses != "tune" || !step.finished) continue;
+    out += fmt::format("Tuning step `{}` ended: **{}**{}.\n", step.id, step.outcome,
+                       step.reason.empty() ? "" : " — " + step.reason);
+  }
+  return out.empty() ? "" : "\n" + out;
+}
+
 std::string BudgetSection(const CampaignState& state) {
   std::string limits = fmt::format("devices × {} s", ri::Fixed(state.settings.job_time_limit_s, 0));
   if (state.settings.time_limit_factor > 0) {
@@ -184,7 +195,7 @@ std::string BudgetSection(const CampaignState& state) {
       "## Budget\n\n{} of {} GPU-hours charged ({} jobs, {} failed); {} left. Every job reserved "
       "its worst case ({}) before it was submitted.\n",
       ri::Fixed(state.ledger.charged, 4), ri::Fixed(state.ledger.total, 4), state.jobs.size(),
-      state.FailedJobs(), ri::Fixed(state.ledger.Left(), 4), limits);
+      state.FailedJobs(), ri::Fixed(state.ledger.Left(), 4), limits) + StoppedParagraph(state);
 }
 
 }  // namespace

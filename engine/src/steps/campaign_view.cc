@@ -70,7 +70,48 @@ double JobCostEstimate(const RunContext& ctx, const Recipe& leader) {
   return n > 0 ? charged / n : JobReservation(ctx, leader);
 }
 
+// The fastest measured candidates besides the leader, fastest first (ties: earlier first).
+std::vector<ParentView> Parents(const RunContext& ctx) {
+  const CampaignState& s = ctx.state;
+  std::vector<std::string> ids{events::kBaselineId};
+  for (const auto& c : s.candidates) ids.push_back(c.id);
+  std::vector<ParentView> out;
+  for (const std::string& id : ids) {
+    if (id == s.leader_id || !ParentRefusal(s, id).empty()) continue;
+    ParentView p;
+    p.id = id;
+    p.recipe = *s.RecipeOf(id);
+    p.measurement = *s.MeasurementOf(id);
+    out.push_back(std::move(p));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ParentView& a, const ParentView& b) {
+    return a.measurement.tokens_per_s_per_gpu > b.measurement.tokens_per_s_per_gpu;
+  });
+  if (out.size() > static_cast<size_t>(kMaxParents)) out.resize(kMaxParents);
+  for (ParentView& p : out) {
+    p.diagnosis = s.DiagnosisOf(p.id);
+    for (Diagnosis& d : s.ProfileDiagnosisOf(p.id)) p.diagnosis.push_back(std::move(d));
+    p.legal_moves = ctx.stack->LegalMoves(p.recipe, s.cluster);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string ParentRefusal(const CampaignState& s, const std::string& id) {
+  if (!s.RecipeOf(id)) return "'" + id + "' is not a candidate of this campaign";
+  if (id != events::kBaselineId) {
+    const CandidateRecordState* c = s.FindCandidate(id);
+    if (!c || !c->ranked) return "'" + id + "' is not ranked yet";
+    if (c->outcome != Outcome::kSlower && c->outcome != Outcome::kWithinNoise &&
+        c->outcome != Outcome::kNewLeader) {
+      return "'" + id + "' was " + OutcomeName(c->outcome) +
+             " (a base must be measured: slower, within_noise or new_leader)";
+    }
+  }
+  if (!s.MeasurementOf(id)) return "'" + id + "' has no measurement";
+  return "";
+}
 
 CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates) {
   const CampaignState& s = ctx.state;
@@ -90,6 +131,7 @@ CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates) {
   for (const auto& c : s.candidates) v.history.push_back(ToRecord(s, c));
   v.levers = ctx.stack->Levers();
   v.legal_moves = ctx.stack->LegalMoves(v.leader, s.cluster);
+  v.parents = Parents(ctx);
   v.budget_total_gpu_hours = s.ledger.total;
   v.budget_left_gpu_hours = s.ledger.Left();
   v.job_cost_estimate_gpu_hours = JobCostEstimate(ctx, v.leader);

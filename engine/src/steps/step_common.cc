@@ -7,8 +7,11 @@ namespace attune {
 
 using nlohmann::json;
 
-Status FinishStep(RunContext& ctx, const StepDecl& step, const std::string& outcome) {
-  return ctx.Append({NewEvent{events::kStepFinished, json{{"step", step.id}, {"outcome", outcome}}}});
+Status FinishStep(RunContext& ctx, const StepDecl& step, const std::string& outcome,
+                  const std::string& reason) {
+  json data{{"step", step.id}, {"outcome", outcome}};
+  if (!reason.empty()) data["reason"] = reason;
+  return ctx.Append({NewEvent{events::kStepFinished, std::move(data)}});
 }
 
 json PairedLossData(const CampaignState& state, const std::string& candidate) {

@@ -30,7 +30,13 @@ constexpr char kTuneOptions[] = R"json({
     "agent_retries": {"type": "integer", "minimum": 0, "maximum": 100, "default": 3,
                       "description": "new proposals asked of the agent after an unusable one"},
     "infra_retries": {"type": "integer", "minimum": 0, "maximum": 10, "default": 2,
-                      "description": "new runs of a candidate whose run failed for the infrastructure (NCCL timeout, hang, node lost), each charged"}
+                      "description": "new runs of a candidate whose run failed for the infrastructure (NCCL timeout, hang, node lost), each charged"},
+    "stop": {"type": "object", "additionalProperties": false,
+             "description": "a stop rule besides the budget and max_candidates",
+             "properties": {
+               "no_gain_candidates": {"type": "integer", "minimum": 1, "maximum": 100000,
+                                      "description": "end the step after this many candidates ran (refusals do not count) without making a new leader"}
+             }}
   }
 })json";
 constexpr char kVerifyOptions[] = R"json({

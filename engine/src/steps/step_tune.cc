@@ -149,12 +149,24 @@ Status AskAgent(RunContext& ctx, int max_candidates) {
                                 json{{"done", true}, {"index", view.proposal_index},
                                      {"rationale", proposal->rationale}, {"meta", proposal->meta}}}});
   }
+  // The base is the leader unless the agent named another measured candidate; a base it cannot
+  // have is recorded as the reason the changes do not apply (the gate refuses it; nothing runs).
+  std::string base_id = proposal->base_id.empty() ? view.leader_id : proposal->base_id;
   Recipe recipe = view.leader;
-  Status applied = ApplyChanges(&recipe, proposal->changes);
+  Status applied = Status::Ok();
+  if (base_id != view.leader_id) {
+    std::string refusal = ParentRefusal(ctx.state, base_id);
+    if (refusal.empty()) {
+      recipe = *ctx.state.RecipeOf(base_id);
+    } else {
+      applied = Status::InvalidArgument("proposal.base: " + refusal);
+    }
+  }
+  if (applied.ok()) applied = ApplyChanges(&recipe, proposal->changes);
   json data{{"done", false},
             {"candidate", CampaignState::CandidateId(view.proposal_index)},
             {"index", view.proposal_index},
-            {"base", view.leader_id},
+            {"base", base_id},
             {"changes", ChangesToJson(proposal->changes)},
             {"lever_id", proposal->lever_id},
             {"rationale", proposal->rationale},
@@ -164,28 +176,61 @@ Status AskAgent(RunContext& ctx, int max_candidates) {
   return ctx.Append({NewEvent{events::kProposalRecorded, data}});
 }
 
+// Candidates that ran (a refusal costs nothing and does not count) since the last new leader.
+int CandidatesWithoutGain(const CampaignState& s) {
+  int n = 0;
+  for (auto c = s.candidates.rbegin(); c != s.candidates.rend(); ++c) {
+    if (!c->ranked) continue;
+    if (c->outcome == Outcome::kNewLeader) break;
+    if (c->outcome == Outcome::kRefused || c->outcome == Outcome::kSkipped) continue;
+    ++n;
+  }
+  return n;
+}
+
 }  // namespace
 
 Status RunTuneStep(RunContext& ctx, const StepDecl& step) {
   const int max_candidates = step.with.value("max_candidates", ctx.state.settings.max_candidates);
   ATTUNE_ASSIGN_OR_RETURN(const int agent_retries, StepIntOption(step, "agent_retries"));
+  // The user's stop rule (validated by the schema): end after this many candidates that ran
+  // without making a new leader.
+  int no_gain_limit = 0;
+  if (step.with.contains("stop")) no_gain_limit = step.with.at("stop").value("no_gain_candidates", 0);
   while (true) {
     if (ctx.StopRequested()) return StopStatus();
     const CampaignState& s = ctx.state;
     if (!s.candidates.empty() && !s.candidates.back().ranked) {
       bool budget_out = false;
       ATTUNE_RETURN_IF_ERROR(AdvanceCandidate(ctx, step, s.candidates.back(), &budget_out));
-      if (budget_out) return FinishStep(ctx, step, "budget_exhausted");
+      if (budget_out) {
+        return FinishStep(ctx, step, "budget_exhausted", "the budget left did not cover the next run");
+      }
       continue;
     }
     if (!s.MeasurementOf(events::kBaselineId)) return FinishStep(ctx, step, "no_baseline");
-    if (s.agent_done) return FinishStep(ctx, step, "agent_done");
-    if (static_cast<int>(s.candidates.size()) >= max_candidates) return FinishStep(ctx, step, "max_candidates");
-    if (s.consecutive_agent_failures >= agent_retries) return FinishStep(ctx, step, "agent_failed");
+    if (s.agent_done) return FinishStep(ctx, step, "agent_done", "the agent: " + s.agent_done_rationale);
+    if (static_cast<int>(s.candidates.size()) >= max_candidates) {
+      return FinishStep(ctx, step, "max_candidates",
+                        std::to_string(max_candidates) + " candidates proposed, the step's limit (max_candidates)");
+    }
+    if (s.consecutive_agent_failures >= agent_retries) {
+      return FinishStep(ctx, step, "agent_failed",
+                        std::to_string(s.consecutive_agent_failures) + " unusable answers in a row (agent_retries " +
+                            std::to_string(agent_retries) + ")");
+    }
+    if (no_gain_limit > 0 && CandidatesWithoutGain(s) >= no_gain_limit) {
+      return FinishStep(ctx, step, "stop_rule",
+                        "stop rule stop.no_gain_candidates = " + std::to_string(no_gain_limit) + ": the last " +
+                            std::to_string(no_gain_limit) + " candidates that ran made no new leader");
+    }
     const Recipe* leader = s.RecipeOf(s.leader_id);
     // Asking the agent costs time (and, for a CLI agent, money): only when a job of the leader's
     // size could still run.
-    if (!leader || !CanAfford(ctx, *leader)) return FinishStep(ctx, step, "budget_exhausted");
+    if (!leader || !CanAfford(ctx, *leader)) {
+      return FinishStep(ctx, step, "budget_exhausted",
+                        "the budget left does not cover another job of the leader's size");
+    }
     ATTUNE_RETURN_IF_ERROR(AskAgent(ctx, max_candidates));
   }
 }

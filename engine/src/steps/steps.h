@@ -16,8 +16,10 @@ namespace attune {
 Status RunBenchmarkStep(RunContext& ctx, const StepDecl& step);
 // `tune`: asks the agent, gates, measures and ranks until the budget, the candidate limit or
 // the agent ends it. with: max_candidates, agent_retries, infra_retries (new runs after a run that
-// failed for the infrastructure, JobRecord::FailedForInfrastructure, so that a lever or a pair is
-// not lost to bad luck). Defaults: the schemas in step_kinds.cc.
+// failed for the infrastructure, JobRecord::FailedForInfrastructure, so that a lever is not lost to
+// bad luck), stop.no_gain_candidates (end after that many candidates ran without a new leader).
+// Outcomes: no_baseline, agent_done, max_candidates, agent_failed, stop_rule, budget_exhausted,
+// each recorded with its reason. Defaults: the schemas in step_kinds.cc.
 Status RunTuneStep(RunContext& ctx, const StepDecl& step);
 
 // `verify`: the leader's paired-loss check (reverting a leader that fails), then `with.repeats`
@@ -30,8 +32,10 @@ Status RunProfileStep(RunContext& ctx, const StepDecl& step);
 // `report`: RESULTS.md, REPORT.md, throughput.svg and lessons.md in the campaign directory.
 Status RunReportStep(RunContext& ctx, const StepDecl& step);
 
-// Records StepFinished{step, outcome}.
-Status FinishStep(RunContext& ctx, const StepDecl& step, const std::string& outcome);
+// Records StepFinished{step, outcome[, reason]}; the reason is the step's own words for the outcome
+// (the report quotes it).
+Status FinishStep(RunContext& ctx, const StepDecl& step, const std::string& outcome,
+                  const std::string& reason = "");
 
 // Checks the leader's first losses against the baseline's; returns the PairedLossChecked data.
 nlohmann::json PairedLossData(const CampaignState& state, const std::string& candidate);
@@ -43,6 +47,11 @@ std::set<std::string> ConditionNames();
 
 // The agent's read-only view of the campaign before proposal `index`.
 CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates);
+
+// Why `id` cannot be the base of a proposal, or "" when it can: the baseline and every candidate
+// ranked slower, within noise or new leader (measured, same objective) can; a pending, refused,
+// failed or skipped candidate, or one whose first losses differed, cannot.
+std::string ParentRefusal(const CampaignState& state, const std::string& id);
 
 }  // namespace attune
 

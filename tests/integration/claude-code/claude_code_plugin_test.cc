@@ -107,6 +107,33 @@ TEST_CASE("proposals are checked against the legal moves", "[claude-code][parser
   CHECK(ValidateProposal(v, &done).ok());
 }
 
+TEST_CASE("a proposal from another measured candidate is checked against that candidate's moves",
+          "[claude-code][parser]") {
+  auto v = SmallView();
+  ParentView parent;
+  parent.id = "c002";
+  parent.recipe = v.leader;
+  REQUIRE(SetValue(&parent.recipe, "--micro-batch-size", "2").ok());
+  parent.legal_moves = {{"micro_batch_size", {{"--micro-batch-size", "2", "4"}}, "mbs 2 -> 4"}};
+  v.parents = {parent};
+  auto answer = ParseAnswer(
+      "{\"base\": \"c002\", \"changes\": [{\"key\": \"--micro-batch-size\", \"from\": \"2\", \"to\": \"4\"}]}");
+  REQUIRE(answer.ok());
+  CHECK(answer->base_id == "c002");
+  CHECK(ValidateProposal(v, &*answer).ok());
+  CHECK(answer->lever_id == "micro_batch_size");
+  // The leader's move is not c002's.
+  Proposal from_leader_values = *answer;
+  from_leader_values.changes = {{"--micro-batch-size", "1", "2"}};
+  CHECK(Contains(ValidateProposal(v, &from_leader_values).message(), "the leader has \"2\""));
+  Proposal unknown_base = *answer;
+  unknown_base.base_id = "c009";
+  auto s = ValidateProposal(v, &unknown_base);
+  CHECK(Contains(s.message(), "\"c009\" is not a measured candidate"));
+  CHECK(Contains(s.message(), "these are: c002"));
+  CHECK_FALSE(ParseAnswer("{\"base\": 3, \"changes\": [{\"key\": \"a\", \"from\": \"1\", \"to\": \"2\"}]}").ok());
+}
+
 TEST_CASE("without legal moves, catalog keys with the leader's values are accepted",
           "[claude-code][parser]") {
   auto v = SmallView();

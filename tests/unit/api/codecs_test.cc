@@ -22,6 +22,15 @@ TEST_CASE("job status and proposal survive their JSON forms", "[codecs]") {
   auto q = attune::ProposalFromJson(attune::ProposalToJson(p));
   REQUIRE(q.ok());
   CHECK(q->changes == p.changes);
+  CHECK(q->base_id.empty());
+  CHECK_FALSE(attune::ProposalToJson(p).contains("base"));
+  p.base_id = "c004";
+  auto r = attune::ProposalFromJson(attune::ProposalToJson(p));
+  REQUIRE(r.ok());
+  CHECK(r->base_id == "c004");
+  auto bad = attune::ProposalFromJson(nlohmann::json{{"base", 4}, {"changes", attune::ChangesToJson(p.changes)}});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("proposal.base"));
 }
 
 TEST_CASE("a proposal with no change and not done is refused", "[codecs]") {

@@ -29,7 +29,7 @@ TEST_CASE("the built-in step schema declares each kind's options with types and 
   CHECK(s.step_kinds.size() == 5);
   using Names = std::vector<std::string>;
   CHECK(s.step_kinds.at("benchmark").PropertyNames() == Names{"repeats"});
-  CHECK(s.step_kinds.at("tune").PropertyNames() == Names{"agent_retries", "infra_retries", "max_candidates"});
+  CHECK(s.step_kinds.at("tune").PropertyNames() == Names{"agent_retries", "infra_retries", "max_candidates", "stop"});
   CHECK(s.step_kinds.at("verify").PropertyNames() == Names{"infra_retries", "repeats"});
   CHECK(s.step_kinds.at("profile").PropertyNames() == Names{"infra_retries"});
   CHECK(s.step_kinds.at("report").PropertyNames().empty());
@@ -108,6 +108,30 @@ TEST_CASE("progress lines summarize events for people", "[steps]") {
   CHECK_THAT(SummarizeEvent(events::kGateVerdict, json{{"candidate", "c002"}, {"pass", false},
                                                        {"rule_id", "obj.lr"}, {"reason", "lr changed"}}),
              Catch::Contains("refused by the gate: obj.lr: lr changed"));
+}
+
+TEST_CASE("a proposal may start from the baseline or a measured candidate, nothing else", "[steps]") {
+  LogBuilder b;
+  b.BaselineRun(1, 1000);
+  b.Propose("c001", 1, "2").Gate("c001", true);
+  b.Request("t-c001-1", "c001", "candidate", testing::TestRecipe("2")).Finish("t-c001-1", 300, testing::TestMeasurement(950));
+  b.Rank("c001", "slower", 950, 0.95);
+  Failure oom;
+  oom.kind = FailureKind::kOom;
+  b.Propose("c002", 2, "4").Gate("c002", true);
+  b.Request("t-c002-1", "c002", "candidate", testing::TestRecipe("4")).Finish("t-c002-1", 30, std::nullopt, oom);
+  b.Rank("c002", "failed");
+  b.Propose("c003", 3, "8", "c001");
+  b.Propose("c004", 4, "3").Gate("c004", false, "obj.lr").Rank("c004", "refused");
+  const CampaignState s = b.Fold();
+  CHECK(ParentRefusal(s, "baseline").empty());
+  CHECK(ParentRefusal(s, "c001").empty());  // slower, but measured: a parent
+  CHECK_THAT(ParentRefusal(s, "c002"), Catch::Contains("was failed") && Catch::Contains("must be measured"));
+  CHECK_THAT(ParentRefusal(s, "c003"), Catch::Contains("not ranked yet"));
+  CHECK_THAT(ParentRefusal(s, "c004"), Catch::Contains("was refused"));
+  CHECK_THAT(ParentRefusal(s, "c099"), Catch::Contains("not a candidate of this campaign"));
+  // The candidate's recorded base is the one the agent named.
+  CHECK(s.FindCandidate("c003")->base_id == "c001");
 }
 
 }  // namespace

@@ -27,7 +27,9 @@ Result<Proposal> ParseAnswer(const std::string& text);
 // Checks a proposal against the view: its changes must equal one legal move's changes (key, from
 // and to), or, when the view lists no legal moves, touch catalog keys with the leader's current
 // values as `from`. Fills lever_id from the matched move when the answer left it empty. The error
-// names the offending change and what would be legal, so it can be fed back to the model.
+// names the offending change and what would be legal, so it can be fed back to the model. A
+// proposal with a `base` other than the leader is checked against that candidate's legal moves
+// (view.parents); a base not among them is an error naming the ones there are.
 Status ValidateProposal(const CampaignView& view, Proposal* proposal);
 
 }  // namespace attune::agentkit
