@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <streambuf>
 
@@ -177,6 +178,64 @@ TEST_CASE("a sim campaign finds a leader faster than the baseline and reports it
   // Running a finished campaign again does nothing.
   CHECK(RunIt(dir).exit_code == 0);
   CHECK(FoldDir(dir).last_seq == s.last_seq);
+  fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("tuning goes on until the budget or the candidate limit, each candidate one lever from a "
+          "measured base", "[e2e][tune]") {
+  const fs::path dir = FreshDir("lever");
+  Run r = RunIt(dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CampaignState s = FoldDir(dir);
+  // The heuristic never gives up while moves remain: the step ends on the campaign's limits.
+  const auto tune = std::find_if(s.steps.begin(), s.steps.end(), [](const StepRecord& st) { return st.id == "tune"; });
+  REQUIRE(tune != s.steps.end());
+  CHECK((tune->outcome == "max_candidates" || tune->outcome == "budget_exhausted"));
+  CHECK_FALSE(tune->reason.empty());
+  CHECK_THAT(Slurp(dir / "REPORT.md"), Catch::Contains("Tuning step `tune` ended: **" + tune->outcome + "**"));
+  // Every candidate changes one base, and that base was measured before it was proposed.
+  std::set<std::string> measured{"baseline"};
+  for (const auto& c : s.candidates) {
+    INFO(c.id << " from " << c.base_id);
+    CHECK(measured.count(c.base_id) == 1);
+    const Recipe* base = s.RecipeOf(c.base_id);
+    REQUIRE(base);
+    REQUIRE(c.recipe);
+    Recipe expected = *base;
+    REQUIRE(ApplyChanges(&expected, c.changes).ok());
+    CHECK(RecipeId(expected) == RecipeId(*c.recipe));
+    CHECK(Diff(*base, *c.recipe).size() == c.changes.size());
+    if (c.outcome == Outcome::kSlower || c.outcome == Outcome::kWithinNoise || c.outcome == Outcome::kNewLeader) {
+      measured.insert(c.id);
+    }
+  }
+  fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("the stop rule ends tuning after N candidates without a new leader; the report says so",
+          "[e2e][tune]") {
+  const fs::path dir = FreshDir("stoprule");
+  const std::string wf = WorkflowVariant(dir, "stoprule", "{id: tune, uses: tune}",
+                                         "{id: tune, uses: tune, with: {stop: {no_gain_candidates: 2}}}");
+  Run r = RunIt(dir, 0, wf);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CampaignState s = FoldDir(dir);
+  const auto tune = std::find_if(s.steps.begin(), s.steps.end(), [](const StepRecord& st) { return st.id == "tune"; });
+  REQUIRE(tune != s.steps.end());
+  REQUIRE(tune->outcome == "stop_rule");
+  // The last two candidates that ran made no new leader; the one before them did, or was the first.
+  int ran = 0;
+  for (auto c = s.candidates.rbegin(); c != s.candidates.rend() && ran < 2; ++c) {
+    if (c->outcome == Outcome::kRefused || c->outcome == Outcome::kSkipped) continue;
+    CHECK(c->outcome != Outcome::kNewLeader);
+    ++ran;
+  }
+  CHECK(ran == 2);
+  CHECK(s.candidates.size() < 8);
+  CHECK_THAT(Slurp(dir / "REPORT.md"),
+             Catch::Contains("**stop_rule** — stop rule stop.no_gain_candidates = 2"));
   fs::remove_all(dir.parent_path());
 }
 

@@ -28,8 +28,10 @@ std::string Fixed(double x, const char* fmt = "%.2f") {
   return buf;
 }
 
-// A proposal under consideration: one legal move, or a saver paired with an OOMed change.
+// A proposal under consideration: one lever's move from the leader or from another measured
+// candidate (base_id).
 struct Option {
+  std::string base_id;  // "" for the leader
   std::vector<Change> changes;
   std::string lever_id;
   std::vector<std::string> levers;
@@ -76,14 +78,16 @@ Option SingleOption(const ScoringContext& ctx, const MoveEstimate& e) {
   return o;
 }
 
-Option PairOptionText(const ScoringContext& ctx, const PairChoice& pair) {
+// A pair (pairs.h) is proposed one lever at a time: the saver alone first, measured on its own
+// even when it is slower, with the hungry change it makes room for recorded in meta.then; the
+// hungry change follows from the saver's candidate (FollowUps).
+Option SaverOption(const ScoringContext& ctx, const PairChoice& pair) {
   const MoveEstimate& s = *pair.saver;
   bool oom = pair.source != "predicted";
   Option o;
   o.changes = s.move->changes;
-  o.changes.insert(o.changes.end(), pair.hungry.changes.begin(), pair.hungry.changes.end());
   o.lever_id = s.move->lever_id;
-  o.levers = {s.move->lever_id, pair.hungry.lever_id};
+  o.levers = {s.move->lever_id};
   o.gain = pair.gain;
   o.order = s.order;
   std::string why = oom ? DiagnosisText(ctx, "oom")
@@ -92,14 +96,18 @@ Option PairOptionText(const ScoringContext& ctx, const PairChoice& pair) {
   o.rationale = why + " → " + s.move->lever_id + " [" + MoveText(*s.move) + "] saves " +
                 Percent(-s.memory) + " memory (needs " + Percent(-pair.needed_saving) +
                 ") so that " + pair.hungry.lever_id + " [" +
-                DescribeChanges(pair.hungry.changes) + "] fits: expected " + Percent(pair.gain) +
-                " (" + Percent(s.speed) + " + " + Fixed(kPairConfidence) + " × " +
-                Percent(pair.hungry_gain) + ")";
+                DescribeChanges(pair.hungry.changes) +
+                "] fits; measured alone first, then that change from it: expected " +
+                Percent(pair.gain) + " (" + Percent(s.speed) + " + " + Fixed(kPairConfidence) +
+                " × " + Percent(pair.hungry_gain) + ")";
   o.meta = {{"expected_gain", pair.gain},
             {"pair_source", pair.source},
             {"memory", s.memory},
             {"saver_memory", s.memory},
-            {"needed_saving", pair.needed_saving}};
+            {"needed_saving", pair.needed_saving},
+            {"then", {{"lever_id", pair.hungry.lever_id},
+                      {"changes", ChangesToJson(pair.hungry.changes)},
+                      {"gain", pair.hungry_gain}}}};
   return o;
 }
 
@@ -123,6 +131,144 @@ std::string DoneText(const ScoringContext& ctx, const std::vector<MoveEstimate>&
   return text;
 }
 
+double Throughput(const std::optional<Measurement>& m) {
+  return m ? m->tokens_per_s_per_gpu : 0;
+}
+
+// The parent's throughput relative to the leader's (1 when either is unknown).
+double RatioToLeader(const CampaignView& view, double parent_tps) {
+  double leader = Throughput(view.leader_measurement);
+  return leader > 0 && parent_tps > 0 ? parent_tps / leader : 1.0;
+}
+
+// The view as seen from another measured candidate: its recipe, numbers and moves in the leader's
+// place, so that the scoring reads them exactly as it reads the leader's.
+CampaignView ViewFrom(const CampaignView& view, const ParentView& parent) {
+  CampaignView sub = view;
+  sub.leader = parent.recipe;
+  sub.leader_id = parent.id;
+  sub.leader_measurement = parent.measurement;
+  sub.diagnosis = parent.diagnosis;
+  sub.legal_moves = parent.legal_moves;
+  sub.parents.clear();
+  return sub;
+}
+
+// One lever's moves from every other measured candidate, valued against the leader:
+// (parent / leader) × (1 + the move's expected gain from the parent) − 1. This is how two winners
+// that were each within noise combine, one lever at a time.
+void AddParentOptions(const CampaignView& view, const TriedSet& tried, std::vector<Option>* out) {
+  for (size_t p = 0; p < view.parents.size(); ++p) {
+    const ParentView& parent = view.parents[p];
+    CampaignView sub = ViewFrom(view, parent);
+    ScoringContext ctx = MakeScoringContext(sub);
+    const double ratio = RatioToLeader(view, parent.measurement.tokens_per_s_per_gpu);
+    for (size_t i = 0; i < sub.legal_moves.size(); ++i) {
+      const Move& m = sub.legal_moves[i];
+      if (AlreadyTried(tried, parent.recipe, m.changes)) continue;
+      MoveEstimate e = EstimateMove(ctx, m, static_cast<int>(i));
+      if (!e.feasible) continue;
+      Option o = SingleOption(ctx, e);
+      o.base_id = parent.id;
+      o.gain = ratio * (1 + e.gain) - 1;
+      o.order = static_cast<int>((p + 1) * 100000 + i);
+      o.rationale = "from " + parent.id + " (" + Percent(ratio - 1) + " against the leader " +
+                    view.leader_id + "): " + o.rationale + "; against the leader " +
+                    Percent(o.gain);
+      o.meta["parent_ratio"] = ratio;
+      o.meta["expected_gain"] = o.gain;
+      out->push_back(std::move(o));
+    }
+  }
+}
+
+// The recipe and legal moves of a measured candidate (the leader or one of view.parents).
+struct Base {
+  const Recipe* recipe = nullptr;
+  const std::vector<Move>* moves = nullptr;
+  double tps = 0;
+};
+
+std::optional<Base> FindBase(const CampaignView& view, const std::string& id) {
+  if (id == view.leader_id) {
+    return Base{&view.leader, &view.legal_moves, Throughput(view.leader_measurement)};
+  }
+  for (const ParentView& p : view.parents) {
+    if (p.id == id) return Base{&p.recipe, &p.legal_moves, p.measurement.tokens_per_s_per_gpu};
+  }
+  return std::nullopt;
+}
+
+bool Measured(const CandidateRecord& r) {
+  return r.outcome == Outcome::kSlower || r.outcome == Outcome::kWithinNoise ||
+         r.outcome == Outcome::kNewLeader;
+}
+
+bool SameChanges(const std::vector<Change>& a, const std::vector<Change>& b) {
+  if (a.size() != b.size()) return false;
+  for (const Change& x : a) {
+    auto hit = std::find_if(b.begin(), b.end(),
+                            [&](const Change& y) { return y.key == x.key && y.to == x.to; });
+    if (hit == b.end()) return false;
+  }
+  return true;
+}
+
+// The second half of a pair: the change a measured saver made room for, from the saver's
+// candidate, when it is one of that candidate's legal moves and its recipe is untried. The
+// change itself ran out of memory (or was predicted to) from a bigger recipe, so the bans that
+// keep it out elsewhere do not apply here; pairs.h's limit on failed follow-ups does.
+void AddFollowUps(const ScoringContext& ctx, std::vector<Option>* out) {
+  const CampaignView& view = *ctx.view;
+  for (const CandidateRecord& r : view.history) {
+    if (!Measured(r) || !r.agent_meta.is_object() || !r.agent_meta.contains("then")) continue;
+    std::optional<Base> base = FindBase(view, r.candidate_id);
+    if (!base) continue;
+    const nlohmann::json& then = r.agent_meta["then"];
+    auto wanted = ChangesFromJson(then.value("changes", nlohmann::json::array()));
+    if (!wanted.ok() || wanted->empty()) continue;
+    if (FailedFollowUps(view, *wanted) >= 2) continue;
+    for (size_t i = 0; i < base->moves->size(); ++i) {
+      const Move& m = (*base->moves)[i];
+      if (m.lever_id != then.value("lever_id", "") || !SameChanges(m.changes, *wanted)) continue;
+      std::optional<Recipe> recipe = Apply(*base->recipe, m.changes);
+      if (!recipe || ctx.tried.recipe_ids.count(RecipeId(*recipe)) > 0) continue;
+      const double ratio = RatioToLeader(view, base->tps);
+      const double hungry_gain = then.value("gain", 0.0);
+      Option o;
+      o.base_id = r.candidate_id == view.leader_id ? "" : r.candidate_id;
+      o.changes = m.changes;
+      o.lever_id = m.lever_id;
+      o.levers = {m.lever_id};
+      o.gain = ratio * (1 + kPairConfidence * hungry_gain) - 1;
+      o.order = static_cast<int>(i);
+      o.rationale = r.candidate_id + " (" + r.lever_id + ", " + Percent(ratio - 1) +
+                    " against the leader) made room for " + m.lever_id + " [" + MoveText(m) +
+                    "]: from " + r.candidate_id + " expected " + Percent(o.gain) +
+                    " against the leader (" + Fixed(kPairConfidence) + " × " +
+                    Percent(hungry_gain) + ")";
+      o.meta = {{"expected_gain", o.gain},
+                {"follow_up_of", r.candidate_id},
+                {"saver_memory", r.agent_meta.value("saver_memory", 0.0)},
+                {"parent_ratio", ratio}};
+      out->push_back(std::move(o));
+      break;
+    }
+  }
+}
+
+Proposal ToProposal(const Option& o, const std::string& prefix = "") {
+  Proposal p;
+  p.base_id = o.base_id;
+  p.changes = o.changes;
+  p.lever_id = o.lever_id;
+  p.rationale = prefix + o.rationale;
+  p.meta = o.meta;
+  p.meta["levers"] = o.levers;
+  if (!o.base_id.empty()) p.meta["base"] = o.base_id;
+  return p;
+}
+
 }  // namespace
 
 Result<HeuristicConfig> ParseHeuristicConfig(const nlohmann::json& with) {
@@ -139,10 +285,12 @@ Result<HeuristicConfig> ParseHeuristicConfig(const nlohmann::json& with) {
       c.min_gain = value.get<double>();
     } else if (key == "pair_after_oom" && value.is_boolean()) {
       c.pair_after_oom = value.get<bool>();
+    } else if (key == "explore" && value.is_boolean()) {
+      c.explore = value.get<bool>();
     } else {
       return Status::InvalidArgument("agent 'heuristic': with." + key +
                                      ": unknown key or wrong type (expected min_gain: number, "
-                                     "pair_after_oom: bool)");
+                                     "pair_after_oom: bool, explore: bool)");
     }
   }
   return c;
@@ -172,26 +320,40 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
     if (a.feasible != b.feasible) return a.feasible;
     return a.gain > b.gain;
   });
-  std::optional<Option> best;
-  if (!all.empty() && all.front().feasible) best = SingleOption(ctx, all.front());
+  std::vector<Option> options;
+  for (const MoveEstimate& e : all) {
+    if (e.feasible) options.push_back(SingleOption(ctx, e));
+  }
   if (config_.pair_after_oom) {
-    std::optional<PairChoice> pair = BestPair(ctx, all);
-    // A saver's unlock bonus stands for the pair it leads to; when that pair can be proposed
-    // now, the single saver competes without it.
-    double single = best ? best->gain - all.front().unlock_bonus : 0;
-    if (pair && (!best || pair->gain > single)) best = PairOptionText(ctx, *pair);
+    if (std::optional<PairChoice> pair = BestPair(ctx, all)) {
+      // A saver's unlock bonus stands for the pair it leads to; the saver proposed for a pair
+      // carries the pair's value and the change to try after it instead.
+      for (Option& o : options) {
+        if (o.lever_id == pair->saver->move->lever_id && o.changes == pair->saver->move->changes) {
+          o = SaverOption(ctx, *pair);
+        }
+      }
+    }
+    AddFollowUps(ctx, &options);
   }
+  AddParentOptions(view, ctx.tried, &options);
+  std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
+    if (a.gain != b.gain) return a.gain > b.gain;
+    return a.order < b.order;
+  });
+  if (options.empty()) {
+    return Done("no untried legal move is left from the leader or any measured candidate");
+  }
+  const Option& best = options.front();
   double threshold = config_.min_gain.value_or(view.noise_band);
-  if (!best || best->gain <= threshold) {
-    if (all.empty() && !best) return Done("no untried legal move is left");
-    return Done(DoneText(ctx, all, threshold));
-  }
-  Proposal p;
-  p.changes = best->changes;
-  p.lever_id = best->lever_id;
-  p.rationale = best->rationale;
-  p.meta = best->meta;
-  p.meta["levers"] = best->levers;
+  if (best.gain > threshold) return ToProposal(best);
+  if (!config_.explore) return Done(DoneText(ctx, all, threshold));
+  // Never idle while budget and moves remain: the priors promise nothing above the noise band, so
+  // measure what they rank highest; a measured result replaces the prior for that lever.
+  Proposal p = ToProposal(best, "exploring (no move is expected to beat the noise band of " +
+                                    Percent(threshold) + "; this is the best of " +
+                                    std::to_string(options.size()) + " untried moves): ");
+  p.meta["explore"] = true;
   return p;
 }
 

@@ -3,22 +3,28 @@
 // HeuristicAgent: the default agent. No LLM; the tuning skill written as code. Deterministic: the
 // same view gives the same proposal.
 //
-// One proposal:
-//  1. done when the budget left is below one job's cost estimate, or no legal move is left;
+// One proposal, one lever:
+//  1. done when the budget left is below one job's cost estimate;
 //  2. read the leader (reading.h): the stack's diagnoses plus the agent's own;
-//  3. value every legal move not tried before (scoring.h; history.h says what "tried" means);
-//  4. also value PAIRS (pairs.h): a memory-saving legal move together with a change that ran out
-//     of memory or is predicted not to fit, when the saving is predicted to make it fit. This is
-//     the one way a failed change comes back: never alone, only with the remedy, each pair once.
-//     After an OOM, memory-saving moves alone also get kPairConfidence × the OOMed change's gain
-//     (they are the route to it);
-//  5. propose the highest expected gain (ties: the stack's move order); done when that gain is not
-//     above the threshold (the noise band unless `with: {min_gain: x}`), because a smaller expected
-//     gain could not be told apart from noise.
+//  3. value every legal move from the leader not tried before (scoring.h; history.h says what
+//     "tried" means);
+//  4. PAIRS (pairs.h) become two candidates: when a memory-saving move would let a change that ran
+//     out of memory (or is predicted not to fit) fit, the saver is proposed ALONE with the pair's
+//     value and meta.then naming the change; once the saver is measured (slower included), the
+//     change is proposed from the saver's candidate (base_id; meta.follow_up_of). After an OOM,
+//     memory-saving moves alone also get kPairConfidence × the OOMed change's gain;
+//  5. value every untried legal move of the other measured candidates (view.parents) against the
+//     leader: (parent / leader) × (1 + gain from the parent) − 1 — how winners within noise
+//     combine;
+//  6. propose the highest expected gain (ties: the leader's moves in the stack's order) when it is
+//     above the threshold (the noise band unless `with: {min_gain: x}`);
+//  7. otherwise EXPLORE (unless `with: {explore: false}`): propose the best of the rest anyway,
+//     marked meta.explore — a measurement replaces the prior, and the campaign's budget or its stop
+//     rule, not the agent, ends tuning. Done only when no untried legal move is left anywhere.
 // Each proposal carries a rationale (diagnosis → lever → why) and meta with the numbers.
 //
 // Config (`with:`): min_gain (double, default: the view's noise band), pair_after_oom (bool,
-// default true).
+// default true), explore (bool, default true).
 #ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_HEURISTIC_AGENT_H_
 #define ATTUNE_PLUGINS_AGENTS_HEURISTIC_HEURISTIC_AGENT_H_
 
@@ -33,6 +39,7 @@ namespace attune::agents {
 struct HeuristicConfig {
   std::optional<double> min_gain;
   bool pair_after_oom = true;
+  bool explore = true;  // false: done when nothing is expected to beat the threshold
 };
 
 Result<HeuristicConfig> ParseHeuristicConfig(const nlohmann::json& with);

@@ -14,7 +14,11 @@ const char kOptionsSchema[] = R"json({
     },
     "pair_after_oom": {
       "type": "boolean",
-      "description": "propose a memory-saving lever together with one that ran out of memory"
+      "description": "after a change runs out of memory (or is predicted to), try a memory-saving lever alone and then that change from it"
+    },
+    "explore": {
+      "type": "boolean",
+      "description": "when no move is expected to beat min_gain, go on with the best-ranked untried move (default true); false ends the campaign there"
     }
   }
 })json";

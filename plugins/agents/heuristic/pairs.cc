@@ -20,9 +20,13 @@ bool IsOom(const CandidateRecord& r) {
   return r.failure && r.failure->kind == FailureKind::kOom;
 }
 
+// A pair's second half: proposed together with its saver (older campaigns), or after it from the
+// saver's candidate (meta.follow_up_of).
 bool IsPair(const CandidateRecord& r) {
-  return r.agent_meta.is_object() && r.agent_meta.contains("levers") &&
-         r.agent_meta["levers"].is_array() && r.agent_meta["levers"].size() > 1;
+  if (!r.agent_meta.is_object()) return false;
+  if (r.agent_meta.contains("follow_up_of")) return true;
+  return r.agent_meta.contains("levers") && r.agent_meta["levers"].is_array() &&
+         r.agent_meta["levers"].size() > 1;
 }
 
 bool Contains(const std::vector<Change>& all, const std::vector<Change>& part) {
@@ -120,6 +124,10 @@ std::vector<Hungry> PredictedHungry(const ScoringContext& ctx,
 }
 
 }  // namespace
+
+int FailedFollowUps(const CampaignView& view, const std::vector<Change>& hungry) {
+  return FailedPairsFor(view, hungry).count;
+}
 
 std::optional<PairChoice> BestPair(const ScoringContext& ctx,
                                    const std::vector<MoveEstimate>& estimates) {

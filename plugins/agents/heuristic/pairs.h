@@ -10,10 +10,12 @@
 //   (b) from the predicted peak to kMemoryLimit.
 // The pair's expected gain is the saver's own speed plus kPairConfidence × the hungry change's
 // gain (it was valued as if it fitted; the confidence discount is for the memory prior).
-// This is the one way a change that failed comes back: never alone, only with its remedy, each
-// pair once (a pair is tried when its recipe is). Keys of the two must not overlap; a saver must
-// save at least kMinSaving. When a pair with a hungry change runs out of memory, the next saver
-// for it must save ten points more than that pair's saver did; after two such failures the hungry
+// A pair is proposed as two candidates, one lever each (heuristic_agent.h): the saver alone, then
+// the hungry change from the saver's measured candidate (a "follow-up"). This is the one way a
+// change that failed comes back: never alone, only after its remedy. Keys of the two must not
+// overlap; a saver must save at least kMinSaving. When a follow-up (or, in campaigns recorded
+// before follow-ups, a pair proposed as one candidate) runs out of memory, the next saver for that
+// change must save ten points more than that one's saver did; after two such failures the hungry
 // change is not paired again.
 #ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_PAIRS_H_
 #define ATTUNE_PLUGINS_AGENTS_HEURISTIC_PAIRS_H_
@@ -37,6 +39,10 @@ struct PairChoice {
   std::string source;                   // the candidate id that ran out of memory, or "predicted"
   double gain = 0;
 };
+
+// Follow-ups (the hungry change proposed from a measured saver's candidate) of `hungry` that ran
+// out of memory.
+int FailedFollowUps(const CampaignView& view, const std::vector<Change>& hungry);
 
 // The best pair, or std::nullopt. `estimates` are the untried legal moves from the leader.
 std::optional<PairChoice> BestPair(const ScoringContext& ctx,

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -71,9 +72,11 @@ TEST_CASE("near the memory limit the heuristic does not propose a move that woul
           "[agents][heuristic]") {
   CampaignView view = MakeView(70.0);
   Proposal p = Ask(view);
-  // A larger micro-batch may only come paired with a memory saver that makes it fit.
-  if (Changes(p, "--micro-batch-size")) CHECK(p.meta.contains("saver_memory"));
-  if (!p.done) CHECK_FALSE((p.lever_id == "recompute" && !p.changes[0].to));
+  REQUIRE_FALSE(p.done);
+  // A larger micro-batch does not fit: it may only come after a measured memory saver.
+  CHECK_FALSE(Changes(p, "--micro-batch-size"));
+  CHECK_FALSE((p.lever_id == "recompute" && !p.changes[0].to));
+  CHECK(p.changes.size() == 1);
 }
 
 TEST_CASE("after an out-of-memory failure the heuristic proposes a memory-saving lever",
@@ -86,8 +89,51 @@ TEST_CASE("after an out-of-memory failure the heuristic proposes a memory-saving
   REQUIRE_FALSE(p.done);
   CHECK(MemoryPrior(view, p.lever_id) < 0);
   CHECK(p.rationale.find("oom") != std::string::npos);
-  // The memory it saves is spent on the change that did not fit, never on that change alone.
-  CHECK(p.changes.size() == 2);
+  // One lever per candidate: the saver alone, with the change it makes room for to come after it.
+  CHECK(p.changes.size() == 1);
+  REQUIRE(p.meta.contains("then"));
+  CHECK(p.meta["then"]["changes"] == attune::ChangesToJson(first.changes));
+}
+
+TEST_CASE("a saver is measured alone, then the change that ran out of memory follows from it",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(40.0);
+  Proposal first = Ask(view);
+  Record(&view, first, "failed", FailureKind::kOom);
+  Proposal saver = Ask(view);
+  REQUIRE(saver.meta.contains("then"));
+  // Even a slower saver is a parent: the hungry change is tried from it, attributable to one lever.
+  // Valued against the leader (0.95 × (1 + 0.8 × its gain)), it waits for better moves first.
+  Record(&view, saver, "slower", std::nullopt, 0.95);
+  std::optional<Proposal> follow;
+  for (int i = 0; i < 12 && !follow; ++i) {
+    Proposal next = Ask(view);
+    REQUIRE_FALSE(next.done);
+    if (next.meta.contains("follow_up_of")) {
+      follow = next;
+    } else {
+      Record(&view, next, "slower");
+    }
+  }
+  REQUIRE(follow);
+  CHECK(follow->base_id == "c002");
+  CHECK(follow->meta["follow_up_of"] == "c002");
+  CHECK(follow->changes == first.changes);
+  CHECK(follow->rationale.find("made room for") != std::string::npos);
+}
+
+TEST_CASE("a saver within noise is followed at once by the change it made room for",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(40.0);
+  Proposal first = Ask(view);
+  Record(&view, first, "failed", FailureKind::kOom);
+  Proposal saver = Ask(view);
+  REQUIRE(saver.meta.contains("then"));
+  Record(&view, saver, "within_noise", std::nullopt, 1.0);
+  Proposal next = Ask(view);
+  CHECK(next.base_id == "c002");
+  CHECK(next.changes == first.changes);
+  CHECK(next.changes.size() == 1);
 }
 
 TEST_CASE("after an out-of-memory failure without pairing, a memory lever still comes first",
@@ -122,13 +168,51 @@ TEST_CASE("the heuristic never repeats a refused or failed change", "[agents][he
   CHECK(view.history.size() >= 3);
 }
 
-TEST_CASE("the heuristic says done when no move is expected to beat the noise band",
+TEST_CASE("when no move is expected to beat the noise band the heuristic explores, unless told not to",
           "[agents][heuristic]") {
   CampaignView view = MakeView(24.0);
   for (auto& lever : view.levers) lever.expected_speed = 0.005;
   Proposal p = Ask(view);
-  CHECK(p.done);
-  CHECK(p.rationale.find("noise band") != std::string::npos);
+  REQUIRE_FALSE(p.done);
+  CHECK(p.meta.value("explore", false));
+  CHECK(p.rationale.find("exploring") != std::string::npos);
+  HeuristicConfig config;
+  config.explore = false;
+  Proposal q = Ask(view, config);
+  CHECK(q.done);
+  CHECK(q.rationale.find("noise band") != std::string::npos);
+}
+
+TEST_CASE("two winners within noise combine: one lever from the other's candidate",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(std::nullopt);
+  // Only two moves from the leader, both measured within noise and faster.
+  attune::Move flash{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, ""};
+  attune::Move distopt{"distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, ""};
+  view.legal_moves = {flash, distopt};
+  Proposal a;
+  a.changes = flash.changes;
+  a.lever_id = flash.lever_id;
+  Record(&view, a, "within_noise", std::nullopt, 1.025);
+  Proposal b;
+  b.changes = distopt.changes;
+  b.lever_id = distopt.lever_id;
+  Record(&view, b, "within_noise", std::nullopt, 1.02);
+  for (auto& parent : view.parents) {
+    std::vector<attune::Move> moves;
+    for (const auto& m : parent.legal_moves) {
+      if (m.lever_id == "attention_backend" || m.lever_id == "distributed_optimizer") moves.push_back(m);
+    }
+    parent.legal_moves = moves;
+  }
+  Proposal p = Ask(view);
+  REQUIRE_FALSE(p.done);
+  CHECK_FALSE(p.meta.value("explore", false));
+  CHECK(p.changes.size() == 1);
+  // From one winner, the other winner's lever (each measured within noise on its own).
+  REQUIRE((p.base_id == "c001" || p.base_id == "c002"));
+  CHECK(p.lever_id == (p.base_id == "c001" ? "distributed_optimizer" : "attention_backend"));
+  CHECK(p.meta["expected_gain"].get<double>() > view.noise_band);
 }
 
 TEST_CASE("the heuristic says done when one more job does not fit the budget",
@@ -140,18 +224,30 @@ TEST_CASE("the heuristic says done when one more job does not fit the budget",
   CHECK(p.rationale.find("budget") != std::string::npos);
 }
 
-TEST_CASE("a slower result pushes its lever down and the campaign ends", "[agents][heuristic]") {
+TEST_CASE("after slower results the heuristic goes on until no untried recipe is left",
+          "[agents][heuristic]") {
   CampaignView view = MakeView(24.0);
   std::set<std::string> proposed;
   int asked = 0;
-  for (; asked < 30; ++asked) {
-    Proposal p = Ask(view);
+  Proposal p;
+  for (; asked < 200; ++asked) {
+    p = Ask(view);
     if (p.done) break;
-    CHECK(proposed.insert(attune::DescribeChanges(p.changes)).second);
+    // Never the same recipe twice, whichever candidate it starts from.
+    const attune::Recipe* base = p.base_id.empty() ? &view.leader : nullptr;
+    for (const auto& parent : view.parents) {
+      if (parent.id == p.base_id) base = &parent.recipe;
+    }
+    REQUIRE(base != nullptr);
+    auto recipe = attune::agents::Apply(*base, p.changes);
+    REQUIRE(recipe);
+    CHECK(proposed.insert(attune::RecipeId(*recipe)).second);
+    CHECK(p.changes.size() == 1);
     Record(&view, p, "slower");
   }
-  CHECK(asked < 30);
-  CHECK(asked >= 2);
+  CHECK(asked < 200);
+  CHECK(asked >= 5);
+  CHECK(p.rationale.find("no untried legal move") != std::string::npos);
 }
 
 TEST_CASE("after a new leader the heuristic keeps going in the direction that paid",
@@ -192,7 +288,7 @@ TEST_CASE("heuristic config rejects unknown keys with the key's name", "[agents]
   CHECK(c.status().message().find("with.min_gian") != std::string::npos);
 }
 
-TEST_CASE("a hungry move that is predicted not to fit comes paired with a memory saver",
+TEST_CASE("a hungry move that is predicted not to fit comes after a memory saver",
           "[agents][heuristic]") {
   CampaignView view = MakeView(60.0);  // 75% used: dropping recompute (+54%) would not fit
   for (auto& lever : view.levers) {
@@ -200,30 +296,41 @@ TEST_CASE("a hungry move that is predicted not to fit comes paired with a memory
   }
   Proposal p = Ask(view);
   REQUIRE_FALSE(p.done);
-  CHECK(p.changes.size() == 2);
-  CHECK(Changes(p, "--recompute-granularity"));
+  CHECK(p.changes.size() == 1);
   CHECK(MemoryPrior(view, p.lever_id) < 0);
   CHECK(p.meta["pair_source"] == "predicted");
+  REQUIRE(p.meta.contains("then"));
+  CHECK(p.meta["then"]["changes"].dump().find("--recompute-granularity") != std::string::npos);
 }
 
-TEST_CASE("after a pair runs out of memory the next saver for it must save more",
+TEST_CASE("after a follow-up runs out of memory the next saver for it must save more",
           "[agents][heuristic]") {
   CampaignView view = MakeView(60.0);
   for (auto& lever : view.levers) {
     if (lever.id == "recompute") lever.expected_speed = -0.25;
   }
-  Proposal pair = Ask(view);
-  REQUIRE(pair.changes.size() == 2);
-  const attune::Change hungry = pair.changes[1];  // the saver's change comes first
-  Record(&view, pair, "failed", FailureKind::kOom);
-  for (int i = 0; i < 5; ++i) {
+  Proposal saver = Ask(view);
+  REQUIRE(saver.meta.contains("then"));
+  auto hungry = attune::ChangesFromJson(saver.meta["then"]["changes"]);
+  REQUIRE(hungry.ok());
+  Record(&view, saver, "within_noise", std::nullopt, 1.0);
+  Proposal follow = Ask(view);
+  REQUIRE(follow.meta.contains("follow_up_of"));
+  CHECK(follow.changes == *hungry);
+  Record(&view, follow, "failed", FailureKind::kOom);
+  int follow_ups = 1;
+  for (int i = 0; i < 12; ++i) {
     Proposal p = Ask(view);
     if (p.done) break;
-    bool same_hungry = std::find(p.changes.begin(), p.changes.end(), hungry) != p.changes.end();
-    if (same_hungry && p.changes.size() == 2) {
-      CHECK(p.meta["saver_memory"].get<double>() <
-            pair.meta["saver_memory"].get<double>() - 0.09);
+    if (p.meta.contains("then") && p.meta["then"]["changes"] == saver.meta["then"]["changes"]) {
+      CHECK(p.meta["saver_memory"].get<double>() < saver.meta["saver_memory"].get<double>() - 0.09);
     }
-    Record(&view, p, "failed", FailureKind::kOom);
+    if (p.meta.contains("follow_up_of") && p.changes == *hungry) ++follow_ups;
+    // Savers run (within noise); everything else runs out of memory.
+    bool runs = p.meta.contains("then");
+    Record(&view, p, runs ? "within_noise" : "failed",
+           runs ? std::nullopt : std::optional(FailureKind::kOom), 1.0);
   }
+  // After two failed follow-ups the hungry change is not tried again.
+  CHECK(follow_ups <= 2);
 }

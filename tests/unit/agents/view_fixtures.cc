@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace attune::testing {
@@ -70,6 +71,7 @@ CampaignView MakeView(std::optional<double> peak_gib) {
   Measurement m;
   m.step_time_s = 1.0;
   m.peak_memory_gib = peak_gib;
+  m.tokens_per_s_per_gpu = 1000;
   v.baseline_measurement = m;
   v.leader_measurement = m;
   v.levers = Catalog();
@@ -84,13 +86,13 @@ CampaignView MakeView(std::optional<double> peak_gib) {
 }
 
 void Record(CampaignView* view, const Proposal& proposal, const std::string& outcome,
-            std::optional<FailureKind> failure) {
+            std::optional<FailureKind> failure, std::optional<double> speedup) {
   CandidateRecord r;
   r.index = static_cast<int>(view->history.size()) + 1;
   char id[16];
   std::snprintf(id, sizeof id, "c%03d", r.index);
   r.candidate_id = id;
-  r.base_id = view->leader_id;
+  r.base_id = proposal.base_id.empty() ? view->leader_id : proposal.base_id;
   r.changes = proposal.changes;
   r.lever_id = proposal.lever_id;
   r.rationale = proposal.rationale;
@@ -103,15 +105,50 @@ void Record(CampaignView* view, const Proposal& proposal, const std::string& out
     r.failure->kind = *failure;
     r.failure->signature = "test";
   }
+  // The base as the engine would find it: the leader or a measured parent.
+  const Recipe* base = nullptr;
+  Measurement base_m;
+  if (r.base_id == view->leader_id) {
+    base = &view->leader;
+    base_m = view->leader_measurement.value_or(Measurement{});
+  }
+  for (const ParentView& p : view->parents) {
+    if (p.id == r.base_id) {
+      base = &p.recipe;
+      base_m = p.measurement;
+    }
+  }
+  REQUIRE(base != nullptr);
+  Recipe recipe = *base;
+  for (const Change& c : proposal.changes) (void)SetValue(&recipe, c.key, c.to);
   view->history.push_back(r);
   view->proposal_index = r.index + 1;
   view->seed = 42 + static_cast<uint64_t>(r.index);
-  if (outcome != "new_leader") return;
-  Recipe next = view->leader;
-  for (const Change& c : proposal.changes) (void)SetValue(&next, c.key, c.to);
-  view->leader = next;
-  view->leader_id = r.candidate_id;
-  view->legal_moves = FakeMoves(next);
+  const bool measured = outcome == "slower" || outcome == "within_noise" || outcome == "new_leader";
+  if (!measured) return;
+  // Measured: faster or slower than the leader by the outcome's typical amount unless given.
+  const double leader_tps = view->leader_measurement ? view->leader_measurement->tokens_per_s_per_gpu : 1000;
+  const double factor = speedup.value_or(outcome == "slower" ? 0.85 : outcome == "within_noise" ? 1.01 : 1.10);
+  Measurement m = base_m;
+  m.tokens_per_s_per_gpu = leader_tps * factor;
+  view->history.back().measurement = m;
+  ParentView added{r.candidate_id, recipe, m, {}, FakeMoves(recipe)};
+  if (outcome == "new_leader") {
+    // The old leader becomes a parent; the candidate leads.
+    view->parents.push_back(ParentView{view->leader_id, view->leader,
+                                       view->leader_measurement.value_or(Measurement{}), {},
+                                       view->legal_moves});
+    view->leader = recipe;
+    view->leader_id = r.candidate_id;
+    view->leader_measurement = m;
+    view->legal_moves = FakeMoves(recipe);
+  } else {
+    view->parents.push_back(std::move(added));
+  }
+  std::stable_sort(view->parents.begin(), view->parents.end(), [](const ParentView& a, const ParentView& b) {
+    return a.measurement.tokens_per_s_per_gpu > b.measurement.tokens_per_s_per_gpu;
+  });
+  if (view->parents.size() > static_cast<size_t>(kMaxParents)) view->parents.resize(kMaxParents);
 }
 
 }  // namespace attune::testing

@@ -28,10 +28,13 @@ std::vector<Move> FakeMoves(const Recipe& recipe);
 // A view whose leader is the baseline, measured at `peak_gib` of 80 GiB.
 CampaignView MakeView(std::optional<double> peak_gib);
 
-// Appends the outcome of `proposal` to the view's history (as the engine would) and, for
-// "new_leader", makes it the leader and regenerates the legal moves.
+// Appends the outcome of `proposal` (from its base_id, the leader when empty) to the view's
+// history as the engine would. A measured outcome gets a throughput of `speedup` × the leader's
+// (default: slower 0.85, within_noise 1.01, new_leader 1.10) and joins view.parents; "new_leader"
+// makes it the leader (the old leader joins the parents) and regenerates the legal moves.
 void Record(CampaignView* view, const Proposal& proposal, const std::string& outcome,
-            std::optional<FailureKind> failure = std::nullopt);
+            std::optional<FailureKind> failure = std::nullopt,
+            std::optional<double> speedup = std::nullopt);
 
 }  // namespace attune::testing
 
