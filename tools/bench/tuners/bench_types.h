@@ -57,7 +57,13 @@ struct CampaignOutcome {
   int recipe_failures = 0;              // failed jobs not blamed on infrastructure (OOM, config)
   int candidates = 0;
   int refused = 0;
+  // Speedup of the leader once 25%, 50% and 100% of the campaign's budget were charged (the
+  // leader's noise-free throughput over the baseline's; a campaign that stopped early keeps its
+  // last leader).
+  double speedup_at_budget[3] = {0, 0, 0};
 };
+
+inline constexpr double kBudgetCheckpoints[3] = {0.25, 0.5, 1.0};
 
 }  // namespace attune::bench
 

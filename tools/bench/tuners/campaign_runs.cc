@@ -58,8 +58,11 @@ struct Trajectory {
   std::string leader = "baseline";
   double leader_tps = 0;
 
+  std::vector<std::pair<double, double>> steps;  // (GPU-h charged, leader throughput)
+
   void Observe(double tps, double best, CampaignOutcome* out) {
     leader_tps = tps;
+    steps.emplace_back(charged, tps);
     if (!out->gpu_hours_to_90 && best > 0 && tps >= 0.9 * best) out->gpu_hours_to_90 = charged;
   }
 };
@@ -89,7 +92,7 @@ Result<std::string> WriteWorkflowVariant(const CampaignRequest& r) {
 }
 
 CampaignOutcome ReadOutcome(const std::vector<json>& events, const Recipe& baseline,
-                            const SpaceResult& space, Evaluator* evaluator) {
+                            const SpaceResult& space, Evaluator* evaluator, double budget_gpu_hours) {
   CampaignOutcome out;
   std::map<std::string, Recipe> recipes{{"baseline", baseline}};
   std::map<std::string, std::string> job_candidate;
@@ -127,6 +130,14 @@ CampaignOutcome ReadOutcome(const std::vector<json>& events, const Recipe& basel
     }
   }
   if (!baseline_seen) t.leader_tps = space.baseline_tps;
+  for (int i = 0; i < 3; ++i) {
+    // The leader at that point of the budget: the last one made with no more charged.
+    double at = kBudgetCheckpoints[i] * budget_gpu_hours, tps = space.baseline_tps;
+    for (const auto& [charged, leader] : t.steps) {
+      if (charged <= at + 1e-9 || kBudgetCheckpoints[i] >= 1.0) tps = leader;
+    }
+    out.speedup_at_budget[i] = space.baseline_tps > 0 ? tps / space.baseline_tps : 0;
+  }
   out.gpu_hours_charged = t.charged;
   out.final_tps = t.leader_tps;
   out.final_speedup = space.baseline_tps > 0 ? t.leader_tps / space.baseline_tps : 0;
@@ -160,7 +171,7 @@ CampaignOutcome RunCampaign(const BenchOptions& o, const CampaignRequest& r,
            ShellQuote(events_path) + " 2>>" + ShellQuote(r.dir + "/run.err"));
   std::string error;
   std::vector<json> events = ReadNdjson(events_path, &error);
-  CampaignOutcome out = ReadOutcome(events, r.scenario->recipe, space, evaluator);
+  CampaignOutcome out = ReadOutcome(events, r.scenario->recipe, space, evaluator, r.budget_gpu_hours);
   out.workflow = failed.workflow;
   out.agent = r.agent;
   out.seed = r.seed;

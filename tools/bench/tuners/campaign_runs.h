@@ -39,8 +39,9 @@ CampaignOutcome RunCampaign(const BenchOptions& options, const CampaignRequest& 
                             const SpaceResult& space, Evaluator* evaluator);
 
 // Reads an NDJSON event stream into an outcome (exposed for testing the reader on a log).
+// `budget_gpu_hours` places the 25/50/100% checkpoints.
 CampaignOutcome ReadOutcome(const std::vector<nlohmann::json>& events, const Recipe& baseline,
-                            const SpaceResult& space, Evaluator* evaluator);
+                            const SpaceResult& space, Evaluator* evaluator, double budget_gpu_hours);
 
 }  // namespace attune::bench
 

@@ -40,6 +40,7 @@ std::vector<AgentRow> Aggregate(const std::vector<CampaignOutcome>& outcomes) {
       row.mean_fraction += o->fraction_of_best / list.size();
       row.mean_gpuh_spent += o->gpu_hours_charged / list.size();
       row.mean_candidates += static_cast<double>(o->candidates) / list.size();
+      for (int i = 0; i < 3; ++i) row.mean_speedup_at_budget[i] += o->speedup_at_budget[i] / list.size();
       jobs += o->jobs;
       failed += o->failed_jobs;
       recipe_failed += o->recipe_failures;
@@ -78,6 +79,13 @@ void PrintTable(const std::map<std::string, SpaceResult>& spaces,
         << (r.errors ? " (" + std::to_string(r.errors) + " runs with errors)" : "") << " |\n";
   }
   if (budget_note > 0) out << "\nBudget per campaign: " << budget_note << " GPU-hours.\n";
+  out << "\nSpeedup reached after 25%, 50% and 100% of each campaign's budget (mean over seeds):\n\n"
+      << "| scenario | agent | 25% | 50% | 100% |\n|---|---|---|---|---|\n";
+  for (const AgentRow& r : rows) {
+    out << "| " << r.workflow << " | " << r.agent << " | " << F("%.3fx", r.mean_speedup_at_budget[0])
+        << " | " << F("%.3fx", r.mean_speedup_at_budget[1]) << " | "
+        << F("%.3fx", r.mean_speedup_at_budget[2]) << " |\n";
+  }
 }
 
 namespace {
@@ -149,6 +157,9 @@ nlohmann::json OutcomesToJson(const std::vector<CampaignOutcome>& outcomes) {
                    {"failed_jobs", o.failed_jobs},
                    {"recipe_failures", o.recipe_failures},
                    {"candidates", o.candidates},
+                   {"speedup_at_budget", {{"25%", o.speedup_at_budget[0]},
+                                          {"50%", o.speedup_at_budget[1]},
+                                          {"100%", o.speedup_at_budget[2]}}},
                    {"refused", o.refused}});
   }
   return arr;

@@ -29,6 +29,7 @@ struct AgentRow {
   double failed_share = 0;
   double recipe_failed_share = 0;  // failures that are the recipe's fault (OOM, config errors)
   double mean_candidates = 0;
+  double mean_speedup_at_budget[3] = {0, 0, 0};  // at kBudgetCheckpoints
 };
 
 std::vector<AgentRow> Aggregate(const std::vector<CampaignOutcome>& outcomes);
