@@ -116,7 +116,7 @@ void PrintTargets(const std::vector<AgentRow>& rows, std::ostream& out) {
   for (const AgentRow& h : rows) {
     if (h.agent != "heuristic") continue;
     const AgentRow* rnd = Find(rows, h.workflow, "random");
-    bool best_ok = h.mean_fraction >= 0.9;
+    bool best_ok = h.mean_fraction >= 0.95;
     bool fail_ok = h.recipe_failed_share < 0.10;
     std::string cost = "n/a (no random row)";
     if (rnd) {
@@ -131,7 +131,7 @@ void PrintTargets(const std::vector<AgentRow>& rows, std::ostream& out) {
                " of random's GPU-h)";
       }
     }
-    out << h.workflow << ": >=90% of best " << (best_ok ? "PASS" : "FAIL") << " ("
+    out << h.workflow << ": >=95% of best " << (best_ok ? "PASS" : "FAIL") << " ("
         << F("%.1f%%", 100 * h.mean_fraction) << "); GPU-h to 90% vs random " << cost
         << VersusOptuna(h, Find(rows, h.workflow, "optuna"))
         << "; recipe-caused failed launches " << (fail_ok ? "PASS" : "FAIL") << " ("
