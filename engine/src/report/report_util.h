@@ -24,6 +24,8 @@ std::string ChangeText(const CampaignState& state, const std::string& id);
 double ChargedFor(const CampaignState& state, const std::string& id);
 // The failure kind (or the outcome) of a candidate, for the verdict column.
 std::string VerdictText(const CampaignState& state, const CandidateRecordState& c);
+// REPORT.md's "Candidate tree" section: each candidate under the one it was proposed from.
+std::string CandidateTreeSection(const CampaignState& state);
 
 }  // namespace attune::report_internal
 
