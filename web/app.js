@@ -113,7 +113,10 @@
     const steps = p.leader_steps || [];
     const rows = [];  // {x, run|null}
     for (const r of runs) rows.push({ x: r.gpu_hours_after, run: r });
-    for (const s of steps) rows.push({ x: s.gpu_hours, run: null });
+    // A leader step sits on the x of the run that made it: it gets a row of its own only where no
+    // run is (the baseline's step at 0), so that the cursor always lands on runs.
+    const runXs = new Set(runs.map((r) => r.gpu_hours_after));
+    for (const s of steps) if (!runXs.has(s.gpu_hours)) rows.push({ x: s.gpu_hours, run: null });
     rows.sort((a, b) => a.x - b.x || (a.run ? 1 : 0) - (b.run ? 1 : 0));
     const keys = ["baseline", "new_leader", "paired_loss_mismatch", "within_noise", "slower", "other", "failed"];
     const xs = rows.map((r) => r.x);
@@ -247,15 +250,15 @@
     const detail = el("section", { id: "detail", class: "detail" }, el("p", { class: "muted" }, "Click a run, a leaderboard row or a tree node for its detail."));
     app.replaceChildren(summaryBlock(p),
       el("section", {}, chartHolder, legend()),
-      el("div", { class: "two" },
-        el("section", {}, el("h2", {}, "Leaderboard"), leaderboard(p)),
-        el("section", {}, el("h2", {}, "Candidate tree"), tree(p))),
+      el("section", {}, el("h2", {}, "Leaderboard"), leaderboard(p)),
       detail,
       el("div", { class: "two" },
-        el("section", {}, el("h2", {}, "Budget burn-down"), burnHolder),
-        el("section", {}, el("h2", {}, "Recent events"), eventsFeed(p))));
+        el("section", {}, el("h2", {}, "Candidate tree"), tree(p)),
+        el("section", {}, el("h2", {}, "Budget burn-down"), burnHolder,
+          el("h2", {}, "Recent events"), eventsFeed(p))));
     charts.push(throughputChart(p, chartHolder));
     charts.push(burnChart(p, burnHolder));
+    window.attuneCharts = charts;  // for scripts and tests: the uPlot instances on the page
     if (selected) showCandidate(selected);
   }
   function legend() {
@@ -275,7 +278,7 @@
   }
   function changeList(changes) {
     if (!changes || !changes.length) return el("p", { class: "muted" }, "none");
-    return el("ul", {}, ...changes.map((c) => el("li", {}, el("code", {}, c.key + ": " + (c.from === null || c.from === undefined ? "(unset)" : JSON.stringify(c.from)) + " → " + (c.to === null || c.to === undefined ? "(unset)" : JSON.stringify(c.to))))));
+    return el("ul", {}, ...changes.map((c) => el("li", {}, el("code", {}, c.text || c.key))));
   }
   function candidateDetail(c) {
     const out = [el("h2", {}, "Candidate " + c.candidate, c.leader ? " (leader)" : "")];

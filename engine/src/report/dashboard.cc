@@ -170,9 +170,16 @@ json PairedLossOf(const CampaignState& state, const std::string& id) {
   return checks;
 }
 
+// Each change as {key, from, to} plus "text", the form the reports print ("--x: 1 -> 2").
+json ChangesJson(const std::vector<Change>& changes) {
+  json out = ChangesToJson(changes);
+  for (size_t i = 0; i < changes.size() && i < out.size(); ++i) out[i]["text"] = DescribeChange(changes[i]);
+  return out;
+}
+
 json ChangesAgainst(const Recipe* from, const Recipe* to) {
   if (!from || !to) return json::array();
-  return ChangesToJson(Diff(*from, *to));
+  return ChangesJson(Diff(*from, *to));
 }
 
 }  // namespace
@@ -277,7 +284,7 @@ std::optional<json> DashboardCandidate(const CampaignState& state, const std::st
   out["parent"] = c->base_id;
   out["lever"] = c->lever_id;
   out["rationale"] = c->rationale;
-  out["changes"] = ChangesToJson(c->changes);
+  out["changes"] = ChangesJson(c->changes);
   out["changes_vs_baseline"] = ChangesAgainst(&state.baseline, recipe);
   out["changes_vs_parent"] = ChangesAgainst(state.RecipeOf(c->base_id), recipe);
   out["apply_error"] = c->apply_error;
