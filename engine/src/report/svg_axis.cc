@@ -17,7 +17,8 @@ double NiceStep(double raw) {
 NiceAxis MakeNiceAxis(double data_max, int target_ticks) {
   NiceAxis axis;
   if (!(data_max > 0) || !std::isfinite(data_max)) data_max = 1;
-  axis.step = NiceStep(data_max / std::max(target_ticks, 1));
+  // At most target_ticks + 2 intervals: the step is the nice one at or above max ÷ (target + 2).
+  axis.step = NiceStep(data_max / (std::max(target_ticks, 1) + 2));
   axis.max = std::ceil(data_max / axis.step - 1e-9) * axis.step;
   axis.decimals = axis.step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(axis.step) - 1e-9));
   return axis;

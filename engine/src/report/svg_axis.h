@@ -18,7 +18,8 @@ struct NiceAxis {
   std::string Label(double v) const;     // fixed decimals
 };
 
-// An axis from 0 to at least `data_max` with about `target_ticks` intervals. A non-positive or
+// An axis from 0 to at least `data_max` with about `target_ticks` (at most target_ticks + 2)
+// intervals. A non-positive or
 // non-finite maximum gives the axis 0..1.
 NiceAxis MakeNiceAxis(double data_max, int target_ticks);
 
