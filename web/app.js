@@ -82,6 +82,13 @@
 
   // ---- campaign page ----------------------------------------------------------------------
   let page = null;         // the last /api/campaigns/NAME answer
+  let showAll = false;     // a big campaign shows its first kShown rows and tree nodes until asked
+  const kShown = 500;
+  function more(count, tag) {
+    const again = () => { showAll = true; renderCampaign(page); };
+    const link = el("a", { href: "#", onclick: (e) => { e.preventDefault(); again(); } }, "show " + count + " more");
+    return tag === "tr" ? el("tr", { class: "more" }, el("td", { colspan: "8" }, link)) : el(tag, { class: "more" }, link);
+  }
   let charts = [];
   let selected = null;
 
@@ -196,7 +203,9 @@
   }
 
   function leaderboard(p) {
-    const rows = (p.leaderboard || []).map((r) => el("tr", { "data-candidate": r.candidate, class: r.leader ? "leader" : "", onclick: () => showCandidate(r.candidate) },
+    const all = p.leaderboard || [];
+    const shown = showAll ? all : all.slice(0, kShown);
+    const rows = shown.map((r) => el("tr", { "data-candidate": r.candidate, class: r.leader ? "leader" : "", onclick: () => showCandidate(r.candidate) },
       el("td", { class: "num" }, r.rank === null ? "–" : String(r.rank)),
       el("td", {}, r.candidate),
       el("td", {}, r.lever || ""),
@@ -207,7 +216,7 @@
       el("td", {}, r.verdict)));
     return el("table", { id: "leaderboard" },
       el("thead", {}, el("tr", {}, ...["rank", "candidate", "lever", "change", "tokens/s/GPU", "speedup", "GPU-hours", "verdict"].map((h) => el("th", {}, h)))),
-      el("tbody", {}, ...rows));
+      el("tbody", {}, ...rows, shown.length < all.length ? more(all.length - shown.length, "tr") : null));
   }
 
   function tree(p) {
@@ -221,13 +230,16 @@
       kids.get(parent).push(n);
     }
     const byId = new Map(nodes.map((n) => [n.id, n]));
-    const item = (n, depth) => el("li", { "data-id": n.id, class: "outcome-" + n.outcome + (n.leader ? " leader" : "") },
+    let budget = showAll ? Infinity : kShown;
+    const item = (n, depth) => (budget-- <= 0 ? null : el("li", { "data-id": n.id, class: "outcome-" + n.outcome + (n.leader ? " leader" : "") },
       el("a", { href: "#", onclick: (e) => { e.preventDefault(); showCandidate(n.id); } }, n.id),
       n.lever ? " " + n.lever : "", n.change ? el("span", { class: "muted" }, " " + n.change) : null,
       " ", el("span", { class: "small" }, n.outcome + (n.tokens_per_s_per_gpu !== null ? " · " + fmt(n.tokens_per_s_per_gpu, 1) : "")),
-      depth < 64 && kids.has(n.id) ? el("ul", {}, ...kids.get(n.id).map((c) => item(c, depth + 1))) : null);
+      kids.has(n.id) ? el("ul", {}, ...kids.get(n.id).map((c) => item(c, depth + 1))) : null));
     const root = byId.get("baseline");
-    return el("ul", { class: "tree", id: "tree" }, root ? item(root, 0) : null);
+    const list = el("ul", { class: "tree", id: "tree" }, root ? item(root, 0) : null);
+    if (budget < 0) list.append(more(nodes.length - kShown, "div"));
+    return list;
   }
 
   function eventsFeed(p) {
@@ -322,22 +334,46 @@
     }
   }
 
+  // What an event-stream message says is shown at once (seq, state, the new events); the charts
+  // and tables are re-read from /api/ at most every other load time, so that a campaign whose page
+  // takes a second to draw does not keep the browser (and the server) busy drawing it.
+  function liveHeader(msg) {
+    const seq = document.getElementById("seq");
+    if (seq) seq.textContent = String(msg.seq);
+    const state = document.getElementById("state");
+    if (state) { state.textContent = msg.state; state.className = "badge state-" + msg.state; }
+    const feed = document.getElementById("events");
+    const events = msg.events || [];
+    if (feed) {
+      for (const e of events) if (!feed.querySelector('[data-seq="' + e.seq + '"]')) feed.prepend(eventItem(e));
+      while (feed.children.length > 50) feed.lastChild.remove();
+    }
+    const last = document.getElementById("last-event");
+    if (last && events.length) last.textContent = when(events[events.length - 1].ts_ms);
+  }
+
   function startCampaign(name) {
-    let pending = null, fetching = false, again = false;
+    let pending = null, fetching = false, again = false, loadMs = 0, loadedAt = 0;
     const load = () => {
       if (fetching) { again = true; return; }
       fetching = true;
-      api("/api/campaigns/" + enc(name)).then(renderCampaign)
+      const t0 = performance.now();
+      api("/api/campaigns/" + enc(name)).then((p) => { renderCampaign(p); loadMs = performance.now() - t0; loadedAt = performance.now(); })
         .catch((e) => app.replaceChildren(el("p", { class: "error" }, e.message)))
-        .finally(() => { fetching = false; if (again) { again = false; load(); } });
+        .finally(() => { fetching = false; if (again) { again = false; soon(); } });
     };
-    const soon = () => { if (!pending) pending = setTimeout(() => { pending = null; load(); }, 150); };
+    const soon = () => {
+      if (pending) return;
+      const wait = Math.max(100, 2 * loadMs - (performance.now() - loadedAt));
+      pending = setTimeout(() => { pending = null; load(); }, wait);
+    };
     load();
     const es = new EventSource("/api/campaigns/" + enc(name) + "/stream");
     const onMessage = (m) => {
       const msg = JSON.parse(m.data);
       liveBadge.textContent = "live";
       liveBadge.className = "live on";
+      if (page) liveHeader(msg);
       if (!page || msg.seq !== page.seq || msg.state !== page.state) soon();
     };
     es.addEventListener("hello", onMessage);

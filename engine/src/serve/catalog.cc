@@ -196,13 +196,13 @@ json Catalog::ListJson() const {
   return json{{"roots", roots_}, {"campaigns", list}};
 }
 
-const std::string& Catalog::PageJson(CampaignEntry& entry) {
-  if (entry.page_json.empty() || entry.page_seq != entry.state.last_seq ||
-      entry.page_state != entry.StateName()) {
+std::string Catalog::PageJson(CampaignEntry& entry) {
+  // Rendered once per seq (a 10,000-candidate campaign takes about a second); the state, which
+  // can change without an event (a writer starting or dying), is put in front of it per answer.
+  if (entry.page_json.empty() || entry.page_seq != entry.state.last_seq) {
     json page = entry.damage.empty() ? DashboardCampaign(entry.state) : json::object();
     page["name"] = entry.name;
     page["seq"] = entry.state.last_seq;
-    page["state"] = entry.StateName();
     page["damage"] = entry.damage;
     page["last_event_ms"] = entry.last_event_ms;
     json recent = json::array();
@@ -213,9 +213,10 @@ const std::string& Catalog::PageJson(CampaignEntry& entry) {
     page["recent_events"] = recent;
     entry.page_json = page.dump(-1, ' ', false, json::error_handler_t::replace);
     entry.page_seq = entry.state.last_seq;
-    entry.page_state = entry.StateName();
   }
-  return entry.page_json;
+  std::string out = "{\"state\":\"" + entry.StateName() + "\",";
+  out.append(entry.page_json, 1, std::string::npos);
+  return out;
 }
 
 }  // namespace attune::serve

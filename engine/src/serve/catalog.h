@@ -48,7 +48,6 @@ struct CampaignEntry {
   std::deque<EventBrief> recent;  // the last kRecentEvents events
   // The campaign page's JSON, rendered once per seq and shared by every client.
   uint64_t page_seq = 0;
-  std::string page_state;
   std::string page_json;
   int damaged_polls = 0;  // polls since it was found damaged (it is opened again now and then)
 
@@ -77,8 +76,8 @@ class Catalog {
 
   // The campaigns list (/api/campaigns).
   nlohmann::json ListJson() const;
-  // The campaign page's data (/api/campaigns/NAME), cached per seq.
-  const std::string& PageJson(CampaignEntry& entry);
+  // The campaign page's data (/api/campaigns/NAME), rendered once per seq.
+  std::string PageJson(CampaignEntry& entry);
   // The header of a campaign: its list row.
   static nlohmann::json RowJson(const CampaignEntry& entry);
 

@@ -135,7 +135,7 @@ class Browser:
             time.sleep(interval)
         return None
 
-    def screenshot(self, path):
-        data = self.call('Page.captureScreenshot', session=True, format='png', captureBeyondViewport=True)['data']
+    def screenshot(self, path, full_page=True):
+        data = self.call('Page.captureScreenshot', session=True, format='png', captureBeyondViewport=full_page)['data']
         with open(path, 'wb') as f:
             f.write(base64.b64decode(data))
