@@ -283,7 +283,10 @@
     if (!detail) return;
     const got = inline ? Promise.resolve(inline.candidates[id]) : api("/api/campaigns/" + enc(page.name) + "/candidates/" + enc(id));
     got.then((c) => {
-      if (!c) return;
+      if (!c) {
+        detail.replaceChildren(el("p", { class: "muted" }, "The detail of " + id + " is not in this report (a very large campaign keeps the first 1000 leaderboard rows'); `attune serve` shows it."));
+        return;
+      }
       detail.replaceChildren(...candidateDetail(c));
       if (!inline) loadLogs(c);
     }).catch((e) => detail.replaceChildren(el("p", { class: "error" }, e.message)));

@@ -2,6 +2,7 @@
 #include "report/dashboard.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "campaign/events.h"
 #include "report/report.h"
@@ -12,6 +13,53 @@ namespace ri = report_internal;
 using nlohmann::json;
 
 namespace {
+
+// Candidates, jobs and charges by name, built once per rendering: the state's own Find* scan
+// their vectors, which made a 10,000-candidate page quadratic (seconds per render).
+class Lookup {
+ public:
+  explicit Lookup(const CampaignState& state) : state_(state) {
+    for (const auto& c : state.candidates) candidates_[c.id] = &c;
+    for (const auto& j : state.jobs) {
+      jobs_[j.name] = &j;
+      if (j.finished) charged_[j.candidate] += j.charged_gpu_hours;
+    }
+  }
+  const CandidateRecordState* Candidate(const std::string& id) const {
+    auto it = candidates_.find(id);
+    return it == candidates_.end() ? nullptr : it->second;
+  }
+  const JobRecord* Job(const std::string& name) const {
+    auto it = jobs_.find(name);
+    return it == jobs_.end() ? nullptr : it->second;
+  }
+  double Charged(const std::string& id) const {
+    auto it = charged_.find(id);
+    return it == charged_.end() ? 0 : it->second;
+  }
+  std::string Lever(const std::string& id) const {
+    const auto* c = Candidate(id);
+    return c ? c->lever_id : "";
+  }
+  std::string Change(const std::string& id) const {
+    const auto* c = Candidate(id);
+    return c ? DescribeChanges(c->changes) : "";
+  }
+  std::string Verdict(const CandidateRecordState& c) const {
+    return ri::VerdictText(state_, c, [this](const std::string& name) { return Job(name); });
+  }
+  std::string Verdict(const std::string& id) const {
+    if (id == events::kBaselineId) return state_.leader_id == id ? "baseline, leader" : "baseline";
+    const auto* c = Candidate(id);
+    return c ? Verdict(*c) : "";
+  }
+
+ private:
+  const CampaignState& state_;
+  std::unordered_map<std::string, const CandidateRecordState*> candidates_;
+  std::unordered_map<std::string, const JobRecord*> jobs_;
+  std::unordered_map<std::string, double> charged_;
+};
 
 json OptionalNumber(const std::optional<double>& v) { return v ? json(*v) : json(); }
 
@@ -25,13 +73,7 @@ std::optional<double> BaselineTps(const CampaignState& state) {
   return base->tokens_per_s_per_gpu;
 }
 
-std::string VerdictOf(const CampaignState& state, const std::string& id) {
-  if (id == events::kBaselineId) return state.leader_id == id ? "baseline, leader" : "baseline";
-  const auto* c = state.FindCandidate(id);
-  return c ? ri::VerdictText(state, *c) : "";
-}
-
-json RunJson(const CampaignState& state, const JobRecord& j) {
+json RunJson(const Lookup& lookup, const JobRecord& j) {
   const bool ok = j.measurement && !j.failure;
   json run = {{"job", j.name},
               {"candidate", j.candidate},
@@ -42,16 +84,16 @@ json RunJson(const CampaignState& state, const JobRecord& j) {
               {"tokens_per_s_per_gpu", ok ? json(j.measurement->tokens_per_s_per_gpu) : json()},
               {"ok", ok},
               {"failure", j.failure ? json(FailureKindName(j.failure->kind)) : json()},
-              {"lever", LeverOf(state, j.candidate)},
-              {"change", ri::ChangeText(state, j.candidate)},
-              {"verdict", VerdictOf(state, j.candidate)}};
+              {"lever", lookup.Lever(j.candidate)},
+              {"change", lookup.Change(j.candidate)},
+              {"verdict", lookup.Verdict(j.candidate)}};
   return run;
 }
 
 // The leader's throughput over cumulative GPU-hours: the baseline's, then one step per new leader
 // (and per faster candidate whose losses did not match, which led until the check), as drawn in
 // throughput.svg.
-json LeaderSteps(const CampaignState& state) {
+json LeaderSteps(const CampaignState& state, const Lookup& lookup) {
   json steps = json::array();
   auto base = BaselineTps(state);
   if (!base) return steps;
@@ -60,7 +102,7 @@ json LeaderSteps(const CampaignState& state) {
   for (const auto& c : state.candidates) {
     const bool led = c.outcome == Outcome::kNewLeader || c.outcome == Outcome::kPairedLossMismatch;
     if (!led || !c.tokens_per_s_per_gpu || c.jobs.empty()) continue;
-    const auto* j = state.FindJob(c.jobs.back());
+    const auto* j = lookup.Job(c.jobs.back());
     if (!j || !j->finished) continue;
     steps.push_back({{"gpu_hours", j->charged_total_after},
                      {"tokens_per_s_per_gpu", *c.tokens_per_s_per_gpu},
@@ -71,11 +113,11 @@ json LeaderSteps(const CampaignState& state) {
   return steps;
 }
 
-json LeaderboardJson(const CampaignState& state) {
+json LeaderboardJson(const CampaignState& state, const std::vector<LeaderboardRow>& board) {
   json rows = json::array();
   auto base = BaselineTps(state);
   int rank = 0;
-  for (const auto& r : Leaderboard(state)) {
+  for (const auto& r : board) {
     json speedup;
     if (r.tokens_per_s_per_gpu && base && *base > 0) speedup = *r.tokens_per_s_per_gpu / *base;
     rows.push_back({{"rank", r.tokens_per_s_per_gpu ? json(++rank) : json()},
@@ -112,7 +154,7 @@ json BurnDown(const CampaignState& state) {
   return burn;
 }
 
-json Tree(const CampaignState& state) {
+json Tree(const CampaignState& state, const Lookup& lookup) {
   json nodes = json::array();
   auto base = BaselineTps(state);
   nodes.push_back({{"id", "baseline"}, {"parent", json()}, {"lever", ""}, {"change", ""},
@@ -124,7 +166,7 @@ json Tree(const CampaignState& state) {
                      {"lever", c.lever_id},
                      {"change", DescribeChanges(c.changes)},
                      {"outcome", OutcomeName(c.outcome)},
-                     {"verdict", ri::VerdictText(state, c)},
+                     {"verdict", lookup.Verdict(c)},
                      {"tokens_per_s_per_gpu", OptionalNumber(c.tokens_per_s_per_gpu)},
                      {"leader", state.leader_id == c.id}});
   }
@@ -189,15 +231,17 @@ std::string LeverOf(const CampaignState& state, const std::string& id) {
   return c ? c->lever_id : "";
 }
 
-std::vector<LeaderboardRow> Leaderboard(const CampaignState& state) {
+namespace {
+
+std::vector<LeaderboardRow> LeaderboardOf(const CampaignState& state, const Lookup& lookup) {
   std::vector<LeaderboardRow> rows;
   rows.push_back(LeaderboardRow{events::kBaselineId, "(baseline)", "", BaselineTps(state),
-                                ri::ChargedFor(state, events::kBaselineId),
-                                VerdictOf(state, events::kBaselineId), 0});
+                                lookup.Charged(events::kBaselineId),
+                                lookup.Verdict(events::kBaselineId), 0});
   for (const auto& c : state.candidates) {
-    rows.push_back(LeaderboardRow{c.id, ri::ChangeText(state, c.id), c.lever_id,
-                                  c.tokens_per_s_per_gpu, ri::ChargedFor(state, c.id),
-                                  ri::VerdictText(state, c), c.index});
+    rows.push_back(LeaderboardRow{c.id, DescribeChanges(c.changes), c.lever_id,
+                                  c.tokens_per_s_per_gpu, lookup.Charged(c.id),
+                                  lookup.Verdict(c), c.index});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const LeaderboardRow& a, const LeaderboardRow& b) {
     const auto& x = a.tokens_per_s_per_gpu;
@@ -207,6 +251,12 @@ std::vector<LeaderboardRow> Leaderboard(const CampaignState& state) {
     return a.order < b.order;
   });
   return rows;
+}
+
+}  // namespace
+
+std::vector<LeaderboardRow> Leaderboard(const CampaignState& state) {
+  return LeaderboardOf(state, Lookup(state));
 }
 
 json DashboardSummary(const CampaignState& state) {
@@ -243,9 +293,10 @@ json DashboardSummary(const CampaignState& state) {
 }
 
 json DashboardCampaign(const CampaignState& state) {
+  const Lookup lookup(state);
   json runs = json::array();
   for (const auto& j : state.jobs) {
-    if (IsChartedRun(j)) runs.push_back(RunJson(state, j));
+    if (IsChartedRun(j)) runs.push_back(RunJson(lookup, j));
   }
   std::stable_sort(runs.begin(), runs.end(), [](const json& a, const json& b) {
     return a.at("gpu_hours_after").get<double>() < b.at("gpu_hours_after").get<double>();
@@ -253,10 +304,10 @@ json DashboardCampaign(const CampaignState& state) {
   return {{"summary", DashboardSummary(state)},
           {"baseline_tokens_per_s_per_gpu", OptionalNumber(BaselineTps(state))},
           {"runs", runs},
-          {"leader_steps", LeaderSteps(state)},
-          {"leaderboard", LeaderboardJson(state)},
+          {"leader_steps", LeaderSteps(state, lookup)},
+          {"leaderboard", LeaderboardJson(state, LeaderboardOf(state, lookup))},
           {"burn_down", BurnDown(state)},
-          {"tree", Tree(state)}};
+          {"tree", Tree(state, lookup)}};
 }
 
 std::optional<json> DashboardCandidate(const CampaignState& state, const std::string& id) {
@@ -265,7 +316,8 @@ std::optional<json> DashboardCandidate(const CampaignState& state, const std::st
   if (id != events::kBaselineId && !c) return std::nullopt;
   json out = {{"candidate", id},
               {"leader", state.leader_id == id},
-              {"verdict", VerdictOf(state, id)},
+              {"verdict", id == events::kBaselineId ? (state.leader_id == id ? "baseline, leader" : "baseline")
+                                                    : ri::VerdictText(state, *c)},
               {"diagnosis", DiagnosesJson(state.DiagnosisOf(id))},
               {"profile", ProfileOf(state, id)},
               {"paired_loss", PairedLossOf(state, id)}};

@@ -16,6 +16,8 @@ using nlohmann::json;
 
 namespace {
 
+constexpr size_t kMaxDetails = 1000;
+
 std::string ReadOrEmpty(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
@@ -53,10 +55,12 @@ json ReportData(const CampaignState& state) {
   page["damage"] = "";
   page["last_event_ms"] = 0;  // wall-clock values stay out of reports (byte-stable on replay)
   page["recent_events"] = json::array();
+  // Every candidate's detail, or for a very large campaign those of the leaderboard's first
+  // kMaxDetails rows (the file stays a few megabytes; the others show their row and tree node).
   json candidates = json::object();
-  if (auto base = DashboardCandidate(state, events::kBaselineId)) candidates[events::kBaselineId] = *base;
-  for (const auto& c : state.candidates) {
-    if (auto d = DashboardCandidate(state, c.id)) candidates[c.id] = *d;
+  const auto board = Leaderboard(state);
+  for (size_t i = 0; i < board.size() && i < kMaxDetails; ++i) {
+    if (auto d = DashboardCandidate(state, board[i].id)) candidates[board[i].id] = *d;
   }
   return json{{"page", page}, {"candidates", candidates}};
 }

@@ -1,6 +1,7 @@
 // Routing for `attune serve`: pages, the JSON API, event-stream messages (docs/serve.md).
 #include "serve/router.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,9 +42,16 @@ std::string HostName(const std::string& host) {
   return host.substr(0, host.find(':'));
 }
 
+// 127.x.y.z written as an address, not a name that merely starts with "127." (a rebinding
+// attacker's 127.0.0.1.example.com).
+bool IsLoopbackV4(const std::string& name) {
+  if (name.rfind("127.", 0) != 0 || name.find_first_not_of("0123456789.") != std::string::npos) return false;
+  return std::count(name.begin(), name.end(), '.') == 3 && name.back() != '.';
+}
+
 bool LoopbackHost(const std::string& host) {
   const std::string name = HostName(host);
-  return name.empty() || name == "localhost" || name == "[::1]" || name.rfind("127.", 0) == 0;
+  return name.empty() || name == "localhost" || name == "[::1]" || IsLoopbackV4(name);
 }
 
 std::optional<uint64_t> Number(const std::map<std::string, std::string>& query, const char* key) {

@@ -140,6 +140,13 @@ def main():
                 latency = time.time() - ended
                 check(waited is not None and latency <= 2.0,
                       f'the page shows event {last} (from {before}) and "finished" {latency:.2f} s after the run ended (limit 2 s)')
+                st = env.status(half)
+                runs = tuning_runs(env, half)
+                drawn = b.wait_for(f'document.querySelectorAll("#leaderboard tbody tr").length === {st["candidates"] + 1} && '
+                                   f'document.getElementById("throughput").dataset.points === "{runs}"', timeout=5)
+                latency = time.time() - ended
+                check(drawn is not None and latency <= 2.5,
+                      f'its charts and tables follow {latency:.2f} s after the run ended (limit 2 s, plus the status calls above)')
                 check_page(b, env, half, 'live page')
                 b.screenshot(os.path.join(args.artifacts, 'live.png'))
                 check(not b.exceptions, f'no script error: {b.exceptions}')

@@ -83,8 +83,12 @@ def traversal_and_methods(server):
     for method in ('POST', 'PUT', 'DELETE', 'PATCH'):
         status, headers, _ = server.get('/api/campaigns/done', method=method, body=b'{}' if method != 'DELETE' else None)
         check(status in (405, 413), f'{method} refused ({status})')
-    status, _, _ = server.get('/api/campaigns', headers={'Host': 'attacker.example:8080'})
-    check(status == 403, f'a Host that is not the loopback is refused (DNS rebinding) ({status})')
+    for host in ('attacker.example:8080', '127.0.0.1.attacker.example', '127.attacker.example:80'):
+        status, _, _ = server.get('/api/campaigns', headers={'Host': host})
+        check(status == 403, f'Host {host} is not the loopback: refused (DNS rebinding) ({status})')
+    for host in ('localhost:8080', '127.0.0.1', '[::1]:8080'):
+        status, _, _ = server.get('/api/campaigns', headers={'Host': host})
+        check(status == 200, f'Host {host} is the loopback: answered ({status})')
 
 
 def oversized(server):

@@ -65,8 +65,8 @@ class Server:
             self.proc.kill()
             return None
 
-    def get(self, path, headers=None, method='GET', body=None):
-        c = http.client.HTTPConnection(self.host, self.port, timeout=10)
+    def get(self, path, headers=None, method='GET', body=None, timeout=10):
+        c = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         c.request(method, path, body=body, headers=headers or {})
         r = c.getresponse()
         data = r.read()

@@ -102,6 +102,7 @@ def live_window(server, env, writer, camp_dir, next_events, clients, refetch, se
     """Server CPU seconds while `clients` streams listen and the campaign grows."""
     stop = threading.Event()
     fetched = [0]
+    errors = []
 
     def listener():
         s, _ = open_stream(server, '/api/campaigns/big/stream')
@@ -114,8 +115,11 @@ def live_window(server, env, writer, camp_dir, next_events, clients, refetch, se
             if not chunk:
                 break
             if refetch and b'event: update' in chunk:
-                server.get('/api/campaigns/big')
-                fetched[0] += 1
+                try:
+                    server.get('/api/campaigns/big', timeout=120)
+                    fetched[0] += 1
+                except OSError as e:
+                    errors.append(str(e))
         s.close()
 
     threads = [threading.Thread(target=listener) for _ in range(clients)]
@@ -127,11 +131,8 @@ def live_window(server, env, writer, camp_dir, next_events, clients, refetch, se
     appended = 0
     while time.time() - start < seconds:
         batch = next_events()
-        p = subprocess.run([writer, camp_dir, '--campaign-id', 'big'], input='\n'.join(json.dumps(e) for e in batch),
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            print('append failed: ' + p.stderr)
-            break
+        writer.stdin.write('\n'.join(json.dumps(e) for e in batch) + '\n\n')
+        writer.stdin.flush()
         appended += len(batch)
         time.sleep(0.2)
     elapsed = time.time() - start
@@ -139,6 +140,8 @@ def live_window(server, env, writer, camp_dir, next_events, clients, refetch, se
     stop.set()
     for t in threads:
         t.join()
+    if errors:
+        print(f'  ({len(errors)} client errors: {errors[0]})')
     return cpu, elapsed, appended, fetched[0]
 
 
@@ -197,6 +200,9 @@ def main():
             return out
 
         server = Server(env, root)
+        # One writer that stays open, as a running campaign's engine does (it holds the lock).
+        writer = subprocess.Popen([args.writer, camp, '--campaign-id', 'big'], stdin=subprocess.PIPE, text=True,
+                                  stdout=subprocess.DEVNULL)
         try:
             t = time.time()
             status, _, body_bytes = server.get('/api/campaigns/big')
@@ -223,16 +229,18 @@ def main():
             else:
                 print('first paint: chromium not installed, skipped')
             for refetch in (False, True):
-                base_cpu, base_elapsed, _, _ = live_window(server, env, args.writer, camp, next_events, 0, refetch, args.seconds)
+                base_cpu, base_elapsed, _, _ = live_window(server, env, writer, camp, next_events, 0, refetch, args.seconds)
                 print(f'{"re-reading" if refetch else "listening"} clients: 0 clients -> server CPU '
                       f'{100 * base_cpu / base_elapsed:.1f}% of a core (tailing, folding, rendering)')
                 for k in [int(x) for x in args.clients.split(',')]:
-                    cpu, elapsed, appended, fetched = live_window(server, env, args.writer, camp, next_events, k, refetch, args.seconds)
+                    cpu, elapsed, appended, fetched = live_window(server, env, writer, camp, next_events, k, refetch, args.seconds)
                     per = (cpu - base_cpu * elapsed / base_elapsed) / k
                     print(f'  {k:3d} clients: server CPU {100 * cpu / elapsed:5.1f}% of a core; '
                           f'{1000 * per / elapsed:6.2f} ms CPU per client per second'
                           + (f'; {fetched} page re-reads' if refetch else '') + f'; {appended} events appended')
         finally:
+            writer.stdin.close()
+            writer.wait()
             server.stop()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -1,7 +1,9 @@
 // attune_write_log DIR --campaign-id ID < EVENTS.ndjson: appends events ({"type", "v", "data"} per
-// line) to a new campaign log in DIR, 1000 per batch. The serve benchmark (serve_bench.py) uses it
-// to write a 10,000-candidate campaign in seconds; `attune status` and `attune verify` read the
-// result like any other campaign.
+// line) to the campaign log in DIR (created when missing), 1000 per batch; an empty line appends
+// what was read so far at once (so a caller can feed it live, as a running campaign would). The
+// serve benchmark (serve_bench.py) uses it to write a 10,000-candidate campaign in seconds and to
+// grow it while clients watch; `attune status` and `attune verify` read the result like any other
+// campaign.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -34,7 +36,10 @@ int main(int argc, char** argv) {
   };
   for (std::string line; std::getline(std::cin, line);) {
     ++line_no;
-    if (line.empty()) continue;
+    if (line.empty()) {
+      if (!flush()) return 1;
+      continue;
+    }
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.contains("type") || !j.contains("data")) {
       std::cerr << "attune_write_log: stdin:" << line_no << ": expected {\"type\", \"v\", \"data\"}\n";
