@@ -356,12 +356,21 @@
   }
 
   function startCampaign(name) {
-    let pending = null, fetching = false, again = false, loadMs = 0, loadedAt = 0;
+    let pending = null, fetching = false, again = false, loadMs = 0, loadedAt = 0, latest = 0, lastMsg = null;
     const load = () => {
       if (fetching) { again = true; return; }
       fetching = true;
       const t0 = performance.now();
-      api("/api/campaigns/" + enc(name)).then((p) => { renderCampaign(p); loadMs = performance.now() - t0; loadedAt = performance.now(); })
+      api("/api/campaigns/" + enc(name)).then((p) => {
+        renderCampaign(p);
+        loadMs = performance.now() - t0;
+        loadedAt = performance.now();
+        // A big campaign's answer may be a little behind the stream: ask again until it is not.
+        if (p.seq < latest) {
+          again = true;
+          if (lastMsg) liveHeader(lastMsg);  // the header stays at what the stream said
+        }
+      })
         .catch((e) => app.replaceChildren(el("p", { class: "error" }, e.message)))
         .finally(() => { fetching = false; if (again) { again = false; soon(); } });
     };
@@ -374,6 +383,8 @@
     const es = new EventSource("/api/campaigns/" + enc(name) + "/stream");
     const onMessage = (m) => {
       const msg = JSON.parse(m.data);
+      latest = Math.max(latest, msg.seq);
+      lastMsg = msg;
       liveBadge.textContent = "live";
       liveBadge.className = "live on";
       if (page) liveHeader(msg);

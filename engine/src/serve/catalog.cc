@@ -199,7 +199,10 @@ json Catalog::ListJson() const {
 std::string Catalog::PageJson(CampaignEntry& entry) {
   // Rendered once per seq (a 10,000-candidate campaign takes about a second); the state, which
   // can change without an event (a writer starting or dying), is put in front of it per answer.
-  if (entry.page_json.empty() || entry.page_seq != entry.state.last_seq) {
+  const auto now = std::chrono::steady_clock::now();
+  const bool stale = entry.page_seq != entry.state.last_seq;
+  const bool busy = now - entry.page_rendered_at < 2 * entry.page_render_time;
+  if (entry.page_json.empty() || (stale && !busy)) {
     json page = entry.damage.empty() ? DashboardCampaign(entry.state) : json::object();
     page["name"] = entry.name;
     page["seq"] = entry.state.last_seq;
@@ -213,6 +216,8 @@ std::string Catalog::PageJson(CampaignEntry& entry) {
     page["recent_events"] = recent;
     entry.page_json = page.dump(-1, ' ', false, json::error_handler_t::replace);
     entry.page_seq = entry.state.last_seq;
+    entry.page_rendered_at = std::chrono::steady_clock::now();
+    entry.page_render_time = entry.page_rendered_at - now;
   }
   std::string out = "{\"state\":\"" + entry.StateName() + "\",";
   out.append(entry.page_json, 1, std::string::npos);

@@ -13,6 +13,7 @@
 #ifndef ATTUNE_ENGINE_SERVE_CATALOG_H_
 #define ATTUNE_ENGINE_SERVE_CATALOG_H_
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -49,6 +50,8 @@ struct CampaignEntry {
   // The campaign page's JSON, rendered once per seq and shared by every client.
   uint64_t page_seq = 0;
   std::string page_json;
+  std::chrono::steady_clock::time_point page_rendered_at;
+  std::chrono::steady_clock::duration page_render_time{};
   int damaged_polls = 0;  // polls since it was found damaged (it is opened again now and then)
 
   // "running", "paused", "finished", "interrupted" (no writer and neither paused nor finished:
@@ -76,7 +79,10 @@ class Catalog {
 
   // The campaigns list (/api/campaigns).
   nlohmann::json ListJson() const;
-  // The campaign page's data (/api/campaigns/NAME), rendered once per seq.
+  // The campaign page's data (/api/campaigns/NAME), rendered once per seq, and for a campaign
+  // whose page takes long to render (10,000 candidates: about a second) at most once per two
+  // rendering times: the answer may then be that much behind the last event (its "seq" says
+  // which), which the page notices and asks again. Small campaigns are always current.
   std::string PageJson(CampaignEntry& entry);
   // The header of a campaign: its list row.
   static nlohmann::json RowJson(const CampaignEntry& entry);
