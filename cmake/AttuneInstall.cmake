@@ -43,4 +43,6 @@ install(FILES ${PROJECT_SOURCE_DIR}/web/index.html ${PROJECT_SOURCE_DIR}/web/app
   ${PROJECT_SOURCE_DIR}/web/app.css DESTINATION share/attune/web)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/web/vendor/node_modules/uplot/dist/
   DESTINATION share/attune/web/vendor/node_modules/uplot/dist OPTIONAL
-  FILES_MATCHING PATTERN "uPlot.iife.min.js" PATTERN "uPlot.min.css" PATTERN "LICENSE")
+  FILES_MATCHING PATTERN "uPlot.iife.min.js" PATTERN "uPlot.min.css")
+install(FILES ${PROJECT_SOURCE_DIR}/web/vendor/node_modules/uplot/LICENSE
+  DESTINATION share/attune/web/vendor/node_modules/uplot OPTIONAL)

@@ -77,7 +77,12 @@ std::string RenderReportHtml(const CampaignState& state, const std::string& web_
                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                     "<title>attune report: " + HtmlEscape(state.campaign_id) + "</title>\n";
   out += "<style>\n" + ForScript(uplot_css) + "\n" + ForScript(app_css) + "\n</style>\n";
-  if (!uplot_js.empty()) out += "<script>\n" + ForScript(uplot_js) + "\n</script>\n";
+  if (!uplot_js.empty()) {
+    // uPlot's MIT licence travels with every copy of it.
+    std::string license = ReadOrEmpty(web / "vendor/node_modules/uplot/LICENSE");
+    for (size_t p = 0; (p = license.find("*/", p)) != std::string::npos;) license.replace(p, 2, "* /");
+    out += "<script>\n/* uPlot, inlined by attune.\n" + ForScript(license) + "*/\n" + ForScript(uplot_js) + "\n</script>\n";
+  }
   out += "</head>\n<body>\n<header><span class=\"brand\">attune</span> <span id=\"crumb\"></span> "
          "<span id=\"live\" class=\"live\"></span></header>\n<main id=\"app\">";
   out += app_js.empty() ? "<p>The page script (web/app.js) was not found when this report was written; "
