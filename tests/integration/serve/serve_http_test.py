@@ -157,6 +157,10 @@ def live(env, root, server):
 def tokens(env, root):
     p = env.run('serve', root, '--bind', '0.0.0.0', '--token', 'short')
     check(p.returncode == 2 and '--token' in p.stderr, f'a short token is refused: {p.stderr.strip()}')
+    p = env.run('serve', root, '--port', '70000')
+    check(p.returncode == 2 and 'not a TCP port' in p.stderr, f'a bad --port says what is expected: {p.stderr.strip()}')
+    p = env.run('serve', os.path.join(root, 'missing'))
+    check(p.returncode == 2 and 'is not a directory' in p.stderr, f'a missing ROOT is named: {p.stderr.strip()}')
     p = env.run('serve', root, '--bind', 'nowhere')
     check(p.returncode == 2 and 'IP address' in p.stderr, f'a bad --bind says what is expected: {p.stderr.strip()}')
     server = Server(env, root, '--bind', '0.0.0.0')
