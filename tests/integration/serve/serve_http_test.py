@@ -6,8 +6,11 @@ updates of a resumed campaign, and that serving never changes a campaign.
     serve_http_test.py --attune BIN --plugins DIR --source SRC
 """
 import argparse
+import fcntl
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -19,7 +22,7 @@ def api_matches_status(env, server, root):
     status, listing = server.json('/api/campaigns')
     check(status == 200, f'GET /api/campaigns answers 200 ({status})')
     names = sorted(c['name'] for c in listing['campaigns'])
-    check(names == ['done', 'group/half'], f'both campaigns found, nested one by its relative path: {names}')
+    check(names == ['done', 'group/half', 'paused'], f'every campaign found, a nested one by its relative path: {names}')
     row = next(c for c in listing['campaigns'] if c['name'] == 'done')
     st = env.status(os.path.join(root, 'done'))
     check(row['state'] == 'finished', f'finished campaign listed as finished: {row["state"]}')
@@ -57,6 +60,29 @@ def api_matches_status(env, server, root):
     check(status == 404, 'unknown candidate is 404')
     status, ev = server.json('/api/campaigns/done/events?from=3')
     check(status == 200 and ev['events'][0]['seq'] == 3 and ev['events'][-1]['seq'] == st['events'], 'events from seq 3 to the end')
+
+
+def states(env, server, root, paused_ok):
+    """A writer's lock makes a campaign "running"; a campaign paused by Ctrl-C is "paused"."""
+    log_dir = os.path.join(root, 'group', 'half', 'log')
+    fd = os.open(log_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what `attune run` holds (log/dir_lock.h)
+        time.sleep(0.6)
+        _, listing = server.json('/api/campaigns')
+        state = next(c['state'] for c in listing['campaigns'] if c['name'] == 'group/half')
+        check(state == 'running', f'an interrupted campaign whose lock is taken shows as running ({state})')
+    finally:
+        os.close(fd)
+    time.sleep(0.6)
+    _, listing = server.json('/api/campaigns')
+    state = next(c['state'] for c in listing['campaigns'] if c['name'] == 'group/half')
+    check(state == 'interrupted', f'and as interrupted again once the lock is gone ({state})')
+    if paused_ok:
+        row = next(c for c in listing['campaigns'] if c['name'] == 'paused')
+        check(row['state'] == 'paused' and row['paused'], f'a campaign paused by Ctrl-C shows as paused ({row["state"]})')
+    else:
+        print('  note: the campaign finished before Ctrl-C reached it; the paused state was not checked', flush=True)
 
 
 def pages(server):
@@ -217,6 +243,12 @@ def main():
         check(p.returncode == 0, f'sim campaign finished: {p.stderr[-300:]}')
         p = env.campaign(os.path.join(root, 'group', 'half'), extra_env={'ATTUNE_CRASH_AT': 'log.append.after:25'})
         check(p.returncode != 0, 'second campaign killed half way')
+        run = subprocess.Popen([env.attune, 'run', os.path.join(env.source, 'workflows/examples/sim-llama3-8b-h100x16.yaml'),
+                                '--dir', os.path.join(root, 'paused')], env=env.env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.4)
+        run.send_signal(signal.SIGINT)
+        paused_ok = run.wait(timeout=60) == 3
         # A campaign outside the root, reachable only through a symbolic link: never served.
         p = env.campaign(os.path.join(scratch, 'outside'))
         os.symlink(scratch, os.path.join(root, 'link'))
@@ -224,6 +256,7 @@ def main():
         server = Server(env, root, '--max-streams', '5')
         try:
             api_matches_status(env, server, root)
+            states(env, server, root, paused_ok)
             pages(server)
             traversal_and_methods(server)
             oversized(server)
