@@ -154,6 +154,17 @@ void Catalog::Apply(CampaignEntry* entry, const std::vector<EventRecord>& events
 std::vector<std::string> Catalog::Poll() {
   std::vector<std::string> changed;
   const std::set<std::string> locked = LockedFiles();
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    // A campaign directory removed under the server leaves the list (and may come back).
+    std::error_code ec;
+    if (!fs::exists(it->second.dir, ec)) {
+      changed.push_back(it->first);
+      name_of_dir_.erase(it->second.dir);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (auto& [name, entry] : entries_) {
     const uint64_t seq = entry.state.last_seq;
     const std::string before = entry.StateName();

@@ -277,7 +277,11 @@ std::string Router::StreamHello(const std::string& campaign) {
 
 std::string Router::StreamUpdate(const std::string& campaign, uint64_t after_seq) {
   CampaignEntry* entry = catalog_->Find(campaign);
-  if (!entry) return "";
+  if (!entry) {
+    json gone = {{"seq", after_seq}, {"state", "removed"}, {"damage", "the campaign directory was removed"},
+                 {"events", json::array()}};
+    return "event: update\ndata: " + Dump(gone) + "\n\n";
+  }
   json msg = {{"seq", entry->state.last_seq}, {"state", entry->StateName()}, {"damage", entry->damage},
               {"events", EventsAfter(*entry, after_seq)}};
   return "id: " + std::to_string(entry->state.last_seq) + "\nevent: update\ndata: " + Dump(msg) + "\n\n";

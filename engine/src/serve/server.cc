@@ -260,7 +260,7 @@ class Listener {
 class Ticker {
  public:
   Ticker(net::io_context& io, Hub* hub, const std::atomic<bool>* stop, Listener* listener)
-      : timer_(io), hub_(hub), stop_(stop), listener_(listener) {}
+      : io_(io), timer_(io), hub_(hub), stop_(stop), listener_(listener) {}
 
   void Start() { Schedule(); }
 
@@ -306,8 +306,11 @@ class Ticker {
     for (auto& weak : hub_->clients) {
       if (auto client = weak.lock()) client->Close();
     }
+    // Keep-alive connections of open pages would otherwise hold the loop until they time out.
+    io_.stop();
   }
 
+  net::io_context& io_;
   net::steady_timer timer_;
   Hub* hub_;
   const std::atomic<bool>* stop_;

@@ -150,6 +150,33 @@ def streams(server, max_streams):
         s.close()
 
 
+def removed(env, root):
+    """A campaign directory deleted under the server leaves the list; its stream says so."""
+    extra = os.path.join(root, 'extra')
+    check(env.campaign(extra).returncode == 0, 'a third campaign finished')
+    server = Server(env, root)
+    try:
+        s, data = open_stream(server, '/api/campaigns/extra/stream')
+        check(b'event: hello' in data, 'its stream is open')
+        shutil.rmtree(extra)
+        data = read_until(s, b'"state":"removed"', timeout=3)
+        check(b'"state":"removed"' in data, 'the stream says the campaign was removed')
+        s.close()
+        _, listing = server.json('/api/campaigns')
+        check('extra' not in [c['name'] for c in listing['campaigns']], 'and it left the list')
+        status, _ = server.json('/api/campaigns/extra')
+        check(status == 404, 'its page is 404')
+        # An open keep-alive connection must not hold Ctrl-C up.
+        idle = server.raw(b'GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', read=False)
+        time.sleep(0.2)
+        t = time.time()
+        code = server.stop()
+        check(code == 0 and time.time() - t < 3, f'Ctrl-C stops it at once with a connection open ({time.time() - t:.1f} s)')
+        idle.close()
+    finally:
+        server.stop()
+
+
 def connections(env, root):
     server = Server(env, root, '--max-connections', '8')
     try:
@@ -267,6 +294,7 @@ def main():
         finally:
             code = server.stop()
             check(code == 0, f'Ctrl-C stops attune serve with exit 0 ({code})')
+        removed(env, root)
         connections(env, root)
         tokens(env, root)
         p = env.run('verify', os.path.join(root, 'done'))
