@@ -35,7 +35,8 @@ Status CheckRoots(const std::vector<std::string>& roots) {
   for (const auto& r : roots) {
     std::error_code ec;
     if (!std::filesystem::is_directory(r, ec)) {
-      return Status::InvalidArgument("ROOT '" + r + "' is not a directory; give folders that hold "
+      return Status::InvalidArgument("ROOT '" + r +
+                                     "' is not a directory; give folders that hold "
                                      "campaign directories (or campaign directories themselves)");
     }
   }
@@ -52,9 +53,11 @@ int RunServe(const std::vector<std::string>& args, Env& env) {
               "generated and printed when --token is not given). docs/serve.md.");
   p.Options()("port", po::value<unsigned>()->default_value(8080), "TCP port (0: any free port)")(
       "bind", po::value<std::string>()->default_value("127.0.0.1"), "address to listen on")(
-      "token", po::value<std::string>(), "every request must carry it (?token=, a Bearer header or the cookie the page sets)")(
+      "token", po::value<std::string>(),
+      "every request must carry it (?token=, a Bearer header or the cookie the page sets)")(
       "max-connections", po::value<unsigned>()->default_value(64), "open connections at most")(
-      "max-streams", po::value<unsigned>()->default_value(32), "live-update (event stream) clients at most");
+      "max-streams", po::value<unsigned>()->default_value(32),
+      "live-update (event stream) clients at most");
   p.Positional("root", -1);
   int code = 0;
   if (!p.Parse(args, env, &code)) return code;
@@ -62,7 +65,11 @@ int RunServe(const std::vector<std::string>& args, Env& env) {
   options.roots = p.Has("root") ? p.GetList("root") : std::vector<std::string>{"."};
   if (Status s = CheckRoots(options.roots); !s.ok()) return ReportError(env, "serve", s, false);
   const unsigned port = p.vm()["port"].as<unsigned>();
-  if (port > 65535) return ReportError(env, "serve", Status::InvalidArgument("--port " + std::to_string(port) + " is not a TCP port (0..65535)"), false);
+  if (port > 65535)
+    return ReportError(
+        env, "serve",
+        Status::InvalidArgument("--port " + std::to_string(port) + " is not a TCP port (0..65535)"),
+        false);
   options.port = static_cast<unsigned short>(port);
   options.bind = p.Get("bind");
   options.max_connections = p.vm()["max-connections"].as<unsigned>();
@@ -70,14 +77,17 @@ int RunServe(const std::vector<std::string>& args, Env& env) {
   options.web_dir = (std::filesystem::path(DefaultDataDir()) / "web").string();
   auto loopback = serve::IsLoopback(options.bind);
   if (!loopback.ok()) {
-    return ReportError(env, "serve", Status::InvalidArgument("--bind " + loopback.status().message() +
-                                                             " (e.g. 127.0.0.1, 0.0.0.0, ::1)"), false);
+    return ReportError(env, "serve",
+                       Status::InvalidArgument("--bind " + loopback.status().message() +
+                                               " (e.g. 127.0.0.1, 0.0.0.0, ::1)"),
+                       false);
   }
   bool generated = false;
   if (p.Has("token")) {
     options.token = p.Get("token");
     if (options.token.size() < 8) {
-      return ReportError(env, "serve", Status::InvalidArgument("--token must be at least 8 characters"), false);
+      return ReportError(env, "serve",
+                         Status::InvalidArgument("--token must be at least 8 characters"), false);
     }
   } else if (!*loopback) {
     auto token = NewToken();
@@ -95,8 +105,9 @@ int RunServe(const std::vector<std::string>& args, Env& env) {
     }
     std::string url = "http://" + line + "/";
     if (!options.token.empty()) url += "?token=" + options.token;
-    *env.out << "attune serve: " << url << (generated ? "  (generated token; every request needs it)" : "")
-             << "\nserving " << options.roots.size() << " root(s) read-only; Ctrl-C stops" << std::endl;
+    *env.out << "attune serve: " << url
+             << (generated ? "  (generated token; every request needs it)" : "") << "\nserving "
+             << options.roots.size() << " root(s) read-only; Ctrl-C stops" << std::endl;
   });
   if (!s.ok()) return ReportError(env, "serve", s, false);
   return kExitOk;

@@ -1,10 +1,10 @@
 // EventTail: one full verification at open, then incremental reads through a RocksDB secondary.
 #include "log/event_tail.h"
 
+#include <rocksdb/db.h>
+
 #include <cstdlib>
 #include <filesystem>
-
-#include <rocksdb/db.h>
 
 #include "log/envelope.h"
 #include "log/rocks.h"
@@ -95,10 +95,12 @@ Status EventTail::ReadNew(std::vector<EventRecord>* out) {
                                 std::to_string(seq) + " next); run `attune verify` on it");
     }
     auto links = log::CheckEnvelope(it->value().ToStringView());
-    if (!links.ok()) return Status::Corruption(where + std::to_string(seq) + ": " + links.status().message());
+    if (!links.ok())
+      return Status::Corruption(where + std::to_string(seq) + ": " + links.status().message());
     if (links->seq != seq || links->prev != last_hash_) {
-      return Status::Corruption(where + std::to_string(seq) +
-                                " does not chain onto the event before it; run `attune verify` on it");
+      return Status::Corruption(
+          where + std::to_string(seq) +
+          " does not chain onto the event before it; run `attune verify` on it");
     }
     ATTUNE_ASSIGN_OR_RETURN(EventRecord record, log::DecodeEnvelope(it->value().ToStringView()));
     last_seq_ = seq;

@@ -97,8 +97,11 @@ json LeaderSteps(const CampaignState& state, const Lookup& lookup) {
   json steps = json::array();
   auto base = BaselineTps(state);
   if (!base) return steps;
-  steps.push_back({{"gpu_hours", 0.0}, {"tokens_per_s_per_gpu", *base}, {"candidate", "baseline"},
-                   {"lever", ""}, {"change", ""}});
+  steps.push_back({{"gpu_hours", 0.0},
+                   {"tokens_per_s_per_gpu", *base},
+                   {"candidate", "baseline"},
+                   {"lever", ""},
+                   {"change", ""}});
   for (const auto& c : state.candidates) {
     const bool led = c.outcome == Outcome::kNewLeader || c.outcome == Outcome::kPairedLossMismatch;
     if (!led || !c.tokens_per_s_per_gpu || c.jobs.empty()) continue;
@@ -157,8 +160,12 @@ json BurnDown(const CampaignState& state) {
 json Tree(const CampaignState& state, const Lookup& lookup) {
   json nodes = json::array();
   auto base = BaselineTps(state);
-  nodes.push_back({{"id", "baseline"}, {"parent", json()}, {"lever", ""}, {"change", ""},
-                   {"outcome", "baseline"}, {"tokens_per_s_per_gpu", OptionalNumber(base)},
+  nodes.push_back({{"id", "baseline"},
+                   {"parent", json()},
+                   {"lever", ""},
+                   {"change", ""},
+                   {"outcome", "baseline"},
+                   {"tokens_per_s_per_gpu", OptionalNumber(base)},
                    {"leader", state.leader_id == events::kBaselineId}});
   for (const auto& c : state.candidates) {
     nodes.push_back({{"id", c.id},
@@ -196,8 +203,11 @@ json DiagnosesJson(const std::vector<Diagnosis>& ds) {
 json ProfileOf(const CampaignState& state, const std::string& id) {
   for (auto it = state.profiles.rbegin(); it != state.profiles.rend(); ++it) {
     if (it->candidate != id) continue;
-    return {{"job", it->job}, {"traces", it->traces}, {"bars", it->bars},
-            {"diagnoses", DiagnosesJson(it->diagnoses)}, {"error", it->error}};
+    return {{"job", it->job},
+            {"traces", it->traces},
+            {"bars", it->bars},
+            {"diagnoses", DiagnosesJson(it->diagnoses)},
+            {"error", it->error}};
   }
   return json();
 }
@@ -206,8 +216,11 @@ json PairedLossOf(const CampaignState& state, const std::string& id) {
   json checks = json::array();
   for (const auto& p : state.paired_loss_checks) {
     if (p.candidate != id) continue;
-    checks.push_back({{"pass", p.pass}, {"tolerance", p.tolerance}, {"compared", p.compared},
-                      {"max_rel_diff", p.max_rel_diff}, {"reason", p.reason}});
+    checks.push_back({{"pass", p.pass},
+                      {"tolerance", p.tolerance},
+                      {"compared", p.compared},
+                      {"max_rel_diff", p.max_rel_diff},
+                      {"reason", p.reason}});
   }
   return checks;
 }
@@ -215,7 +228,8 @@ json PairedLossOf(const CampaignState& state, const std::string& id) {
 // Each change as {key, from, to} plus "text", the form the reports print ("--x: 1 -> 2").
 json ChangesJson(const std::vector<Change>& changes) {
   json out = ChangesToJson(changes);
-  for (size_t i = 0; i < changes.size() && i < out.size(); ++i) out[i]["text"] = DescribeChange(changes[i]);
+  for (size_t i = 0; i < changes.size() && i < out.size(); ++i)
+    out[i]["text"] = DescribeChange(changes[i]);
   return out;
 }
 
@@ -240,8 +254,8 @@ std::vector<LeaderboardRow> LeaderboardOf(const CampaignState& state, const Look
                                 lookup.Verdict(events::kBaselineId), 0});
   for (const auto& c : state.candidates) {
     rows.push_back(LeaderboardRow{c.id, DescribeChanges(c.changes), c.lever_id,
-                                  c.tokens_per_s_per_gpu, lookup.Charged(c.id),
-                                  lookup.Verdict(c), c.index});
+                                  c.tokens_per_s_per_gpu, lookup.Charged(c.id), lookup.Verdict(c),
+                                  c.index});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const LeaderboardRow& a, const LeaderboardRow& b) {
     const auto& x = a.tokens_per_s_per_gpu;
@@ -264,8 +278,11 @@ json DashboardSummary(const CampaignState& state) {
   const Recipe* leader = state.RecipeOf(state.leader_id);
   json steps = json::array();
   for (const auto& st : state.steps) {
-    steps.push_back({{"id", st.id}, {"uses", st.uses}, {"started", st.started},
-                     {"finished", st.finished}, {"outcome", st.outcome}});
+    steps.push_back({{"id", st.id},
+                     {"uses", st.uses},
+                     {"started", st.started},
+                     {"finished", st.finished},
+                     {"outcome", st.outcome}});
   }
   return {{"campaign_id", state.campaign_id},
           {"stack", state.stack_name},
@@ -277,7 +294,8 @@ json DashboardSummary(const CampaignState& state) {
           {"leader", state.leader_id},
           {"leader_lever", LeverOf(state, state.leader_id)},
           {"leader_change", leader && state.leader_id != events::kBaselineId
-                                ? DescribeChanges(Diff(state.baseline, *leader)) : ""},
+                                ? DescribeChanges(Diff(state.baseline, *leader))
+                                : ""},
           {"speedup", q ? json(q->median) : json()},
           {"speedup_verified", q && q->pairs > 0},
           {"events", state.last_seq},
@@ -286,10 +304,11 @@ json DashboardSummary(const CampaignState& state) {
           {"failed_jobs", state.FailedJobs()},
           {"jobs_in_flight", state.InFlightJobs().size()},
           {"steps", steps},
-          {"budget", {{"total_gpu_hours", state.ledger.total},
-                      {"charged_gpu_hours", state.ledger.charged},
-                      {"reserved_gpu_hours", state.ledger.reserved},
-                      {"left_gpu_hours", state.ledger.Left()}}}};
+          {"budget",
+           {{"total_gpu_hours", state.ledger.total},
+            {"charged_gpu_hours", state.ledger.charged},
+            {"reserved_gpu_hours", state.ledger.reserved},
+            {"left_gpu_hours", state.ledger.Left()}}}};
 }
 
 json DashboardCampaign(const CampaignState& state) {
@@ -316,8 +335,9 @@ std::optional<json> DashboardCandidate(const CampaignState& state, const std::st
   if (id != events::kBaselineId && !c) return std::nullopt;
   json out = {{"candidate", id},
               {"leader", state.leader_id == id},
-              {"verdict", id == events::kBaselineId ? (state.leader_id == id ? "baseline, leader" : "baseline")
-                                                    : ri::VerdictText(state, *c)},
+              {"verdict", id == events::kBaselineId
+                              ? (state.leader_id == id ? "baseline, leader" : "baseline")
+                              : ri::VerdictText(state, *c)},
               {"diagnosis", DiagnosesJson(state.DiagnosisOf(id))},
               {"profile", ProfileOf(state, id)},
               {"paired_loss", PairedLossOf(state, id)}};
@@ -341,7 +361,9 @@ std::optional<json> DashboardCandidate(const CampaignState& state, const std::st
   out["changes_vs_parent"] = ChangesAgainst(state.RecipeOf(c->base_id), recipe);
   out["apply_error"] = c->apply_error;
   out["outcome"] = OutcomeName(c->outcome);
-  out["gate"] = {{"checked", c->gated}, {"pass", c->gate_pass}, {"rule", c->rule_id},
+  out["gate"] = {{"checked", c->gated},
+                 {"pass", c->gate_pass},
+                 {"rule", c->rule_id},
                  {"reason", c->gate_reason}};
   out["tokens_per_s_per_gpu"] = OptionalNumber(c->tokens_per_s_per_gpu);
   out["speedup_vs_baseline"] = OptionalNumber(c->speedup_vs_baseline);

@@ -7,11 +7,10 @@
 #ifndef ATTUNE_ENGINE_REPORT_DASHBOARD_H_
 #define ATTUNE_ENGINE_REPORT_DASHBOARD_H_
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "campaign/campaign_state.h"
 

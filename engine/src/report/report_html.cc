@@ -29,7 +29,8 @@ std::string ReadOrEmpty(const fs::path& path) {
 // Inside <script> and <style>, "</" could end the element early; "<\/" means the same to
 // JavaScript and JSON strings, and CSS never needs "</".
 std::string ForScript(std::string text) {
-  for (size_t p = 0; (p = text.find("</", p)) != std::string::npos; p += 3) text.replace(p, 2, "<\\/");
+  for (size_t p = 0; (p = text.find("</", p)) != std::string::npos; p += 3)
+    text.replace(p, 2, "<\\/");
   return text;
 }
 
@@ -37,11 +38,20 @@ std::string HtmlEscape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -71,26 +81,34 @@ std::string RenderReportHtml(const CampaignState& state, const std::string& web_
   const fs::path web(web_dir);
   const std::string app_js = ReadOrEmpty(web / "app.js");
   const std::string app_css = ReadOrEmpty(web / "app.css");
-  const std::string uplot_js = ReadOrEmpty(web / "vendor/node_modules/uplot/dist/uPlot.iife.min.js");
+  const std::string uplot_js =
+      ReadOrEmpty(web / "vendor/node_modules/uplot/dist/uPlot.iife.min.js");
   const std::string uplot_css = ReadOrEmpty(web / "vendor/node_modules/uplot/dist/uPlot.min.css");
-  std::string out = "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                    "<title>attune report: " + HtmlEscape(state.campaign_id) + "</title>\n";
+  std::string out =
+      "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>attune report: " +
+      HtmlEscape(state.campaign_id) + "</title>\n";
   out += "<style>\n" + ForScript(uplot_css) + "\n" + ForScript(app_css) + "\n</style>\n";
   if (!uplot_js.empty()) {
     // uPlot's MIT licence travels with every copy of it.
     std::string license = ReadOrEmpty(web / "vendor/node_modules/uplot/LICENSE");
-    for (size_t p = 0; (p = license.find("*/", p)) != std::string::npos;) license.replace(p, 2, "* /");
-    out += "<script>\n/* uPlot, inlined by attune.\n" + ForScript(license) + "*/\n" + ForScript(uplot_js) + "\n</script>\n";
+    for (size_t p = 0; (p = license.find("*/", p)) != std::string::npos;)
+      license.replace(p, 2, "* /");
+    out += "<script>\n/* uPlot, inlined by attune.\n" + ForScript(license) + "*/\n" +
+           ForScript(uplot_js) + "\n</script>\n";
   }
-  out += "</head>\n<body>\n<header><span class=\"brand\">attune</span> <span id=\"crumb\"></span> "
-         "<span id=\"live\" class=\"live\"></span></header>\n<main id=\"app\">";
-  out += app_js.empty() ? "<p>The page script (web/app.js) was not found when this report was written; "
-                          "RESULTS.md and REPORT.md hold the same results.</p>"
-                        : "<noscript>This report draws with JavaScript; RESULTS.md and REPORT.md hold "
-                          "the same results as text.</noscript>";
+  out +=
+      "</head>\n<body>\n<header><span class=\"brand\">attune</span> <span id=\"crumb\"></span> "
+      "<span id=\"live\" class=\"live\"></span></header>\n<main id=\"app\">";
+  out += app_js.empty()
+             ? "<p>The page script (web/app.js) was not found when this report was written; "
+               "RESULTS.md and REPORT.md hold the same results.</p>"
+             : "<noscript>This report draws with JavaScript; RESULTS.md and REPORT.md hold "
+               "the same results as text.</noscript>";
   out += "</main>\n<script>\nwindow.ATTUNE_REPORT = " +
-         ForScript(ReportData(state).dump(-1, ' ', false, json::error_handler_t::replace)) + ";\n</script>\n";
+         ForScript(ReportData(state).dump(-1, ' ', false, json::error_handler_t::replace)) +
+         ";\n</script>\n";
   if (!app_js.empty()) out += "<script>\n" + ForScript(app_js) + "\n</script>\n";
   out += "</body>\n</html>\n";
   return out;

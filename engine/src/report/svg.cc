@@ -3,10 +3,10 @@
 // dots; failed runs are crosses on the x axis. Axes have "nice" ticks (1, 2 or 5 times a power of
 // ten); everything plotted is clipped to the plot area; the title is shortened to fit; a legend
 // says what each mark is. Numbers are printed with fixed decimals so the file is byte-stable.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "campaign/events.h"
 #include "report/report.h"
@@ -26,8 +26,7 @@ struct Scale {
 };
 
 bool IsTuningRun(const JobRecord& j) {
-  return j.finished && !j.cancelled_by_engine &&
-         IsTuning(j.purpose);
+  return j.finished && !j.cancelled_by_engine && IsTuning(j.purpose);
 }
 
 Scale MakeScale(const CampaignState& state) {
@@ -45,11 +44,20 @@ std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -62,7 +70,8 @@ std::string Fit(const std::string& s, size_t max_chars) {
     if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
     if (chars == max_chars - 1) {
       size_t rest = 0;
-      for (size_t k = i; k < s.size(); ++k) rest += (static_cast<unsigned char>(s[k]) & 0xC0) != 0x80;
+      for (size_t k = i; k < s.size(); ++k)
+        rest += (static_cast<unsigned char>(s[k]) & 0xC0) != 0x80;
       if (rest > 1) return s.substr(0, i) + "\u2026";
     }
     ++chars;
@@ -76,23 +85,29 @@ std::string Axes(const Scale& s) {
       "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{3:.1f}\" stroke=\"#333\"/>\n",
       kLeft, kHeight - kBottom, kWidth - kRight, kTop);
   for (double v : s.x.Ticks()) {
-    out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#333\"/>\n"
-                       "<text x=\"{0:.1f}\" y=\"{3:.1f}\" font-size=\"11\" text-anchor=\"middle\">{4}</text>\n",
-                       s.X(v), kHeight - kBottom, kHeight - kBottom + 4, kHeight - kBottom + 16, s.x.Label(v));
+    out += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#333\"/>\n"
+        "<text x=\"{0:.1f}\" y=\"{3:.1f}\" font-size=\"11\" text-anchor=\"middle\">{4}</text>\n",
+        s.X(v), kHeight - kBottom, kHeight - kBottom + 4, kHeight - kBottom + 16, s.x.Label(v));
   }
   for (double v : s.y.Ticks()) {
     if (v > 0) {
-      out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>\n",
-                         kLeft, s.Y(v), kWidth - kRight);
+      out += fmt::format(
+          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>\n",
+          kLeft, s.Y(v), kWidth - kRight);
     }
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n",
-                       kLeft - 6, s.Y(v) + 4, s.y.Label(v));
+    out += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n",
+        kLeft - 6, s.Y(v) + 4, s.y.Label(v));
   }
-  out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"middle\">cumulative GPU-hours</text>\n",
-                     (kLeft + kWidth - kRight) / 2, kHeight - 12);
-  out += fmt::format("<text x=\"14\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"middle\" "
-                     "transform=\"rotate(-90 14 {:.1f})\">tokens/s/GPU</text>\n",
-                     kHeight / 2, kHeight / 2);
+  out += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"middle\">cumulative "
+      "GPU-hours</text>\n",
+      (kLeft + kWidth - kRight) / 2, kHeight - 12);
+  out += fmt::format(
+      "<text x=\"14\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"middle\" "
+      "transform=\"rotate(-90 14 {:.1f})\">tokens/s/GPU</text>\n",
+      kHeight / 2, kHeight / 2);
   return out;
 }
 
@@ -124,16 +139,20 @@ std::string LeaderLine(const CampaignState& state, const Scale& s) {
   std::string labels;
   double y = base->tokens_per_s_per_gpu;
   for (const auto& step : LeaderSteps(state)) {
-    points += fmt::format(" {:.1f},{:.1f} {:.1f},{:.1f}", s.X(step.x), s.Y(y), s.X(step.x), s.Y(step.y));
+    points +=
+        fmt::format(" {:.1f},{:.1f} {:.1f},{:.1f}", s.X(step.x), s.Y(y), s.X(step.x), s.Y(step.y));
     y = step.y;
     const bool near_right = s.X(step.x) > kWidth - kRight - 110;
-    labels += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#176\" text-anchor=\"{}\">{}</text>\n",
-                          s.X(step.x) + (near_right ? -3 : 3), s.Y(step.y) - 5, near_right ? "end" : "start",
-                          Escape(Fit(step.label, kMaxLabelChars)));
+    labels += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#176\" "
+        "text-anchor=\"{}\">{}</text>\n",
+        s.X(step.x) + (near_right ? -3 : 3), s.Y(step.y) - 5, near_right ? "end" : "start",
+        Escape(Fit(step.label, kMaxLabelChars)));
   }
   const double last_x = std::max(s.x.max, 0.0);
   points += fmt::format(" {:.1f},{:.1f}", s.X(last_x), s.Y(y));
-  return "<polyline fill=\"none\" stroke=\"#2a7\" stroke-width=\"2\" points=\"" + points + "\"/>\n" + labels;
+  return "<polyline fill=\"none\" stroke=\"#2a7\" stroke-width=\"2\" points=\"" + points +
+         "\"/>\n" + labels;
 }
 
 std::string Runs(const CampaignState& state, const Scale& s) {
@@ -143,13 +162,15 @@ std::string Runs(const CampaignState& state, const Scale& s) {
     const double x = s.X(j.charged_total_after);
     if (j.measurement && !j.failure) {
       const char* color = j.purpose == JobPurpose::kBaseline ? "#888" : "#36c";
-      out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"><title>{}</title></circle>\n",
-                         x, s.Y(j.measurement->tokens_per_s_per_gpu), color, Escape(j.name));
+      out += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"><title>{}</title></circle>\n", x,
+          s.Y(j.measurement->tokens_per_s_per_gpu), color, Escape(j.name));
     } else {
       const double y = s.Y(0);
-      out += fmt::format("<path d=\"M{:.1f},{:.1f} L{:.1f},{:.1f} M{:.1f},{:.1f} L{:.1f},{:.1f}\" "
-                         "stroke=\"#c33\" stroke-width=\"2\"><title>{}</title></path>\n",
-                         x - 5, y - 5, x + 5, y + 5, x - 5, y + 5, x + 5, y - 5, Escape(j.name));
+      out += fmt::format(
+          "<path d=\"M{:.1f},{:.1f} L{:.1f},{:.1f} M{:.1f},{:.1f} L{:.1f},{:.1f}\" "
+          "stroke=\"#c33\" stroke-width=\"2\"><title>{}</title></path>\n",
+          x - 5, y - 5, x + 5, y + 5, x - 5, y + 5, x + 5, y - 5, Escape(j.name));
     }
   }
   return out;
@@ -160,18 +181,26 @@ std::string Legend() {
   const double y = 40;
   double x = kLeft;
   std::string out = "<g font-size=\"11\" class=\"legend\">\n";
-  out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#2a7\" stroke-width=\"2\"/>"
-                     "<text x=\"{:.1f}\" y=\"{:.1f}\">leader (labelled with its lever)</text>\n",
-                     x, y - 4, x + 18, y - 4, x + 22, y);
+  out += fmt::format(
+      "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#2a7\" "
+      "stroke-width=\"2\"/>"
+      "<text x=\"{:.1f}\" y=\"{:.1f}\">leader (labelled with its lever)</text>\n",
+      x, y - 4, x + 18, y - 4, x + 22, y);
   x += 200;
-  out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\" rx=\"4\" fill=\"#888\"/>"
-                     "<text x=\"{:.1f}\" y=\"{:.1f}\">baseline run</text>\n", x, y - 8, x + 12, y);
+  out += fmt::format(
+      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\" rx=\"4\" fill=\"#888\"/>"
+      "<text x=\"{:.1f}\" y=\"{:.1f}\">baseline run</text>\n",
+      x, y - 8, x + 12, y);
   x += 95;
-  out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\" rx=\"4\" fill=\"#36c\"/>"
-                     "<text x=\"{:.1f}\" y=\"{:.1f}\">candidate run</text>\n", x, y - 8, x + 12, y);
+  out += fmt::format(
+      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\" rx=\"4\" fill=\"#36c\"/>"
+      "<text x=\"{:.1f}\" y=\"{:.1f}\">candidate run</text>\n",
+      x, y - 8, x + 12, y);
   x += 105;
-  out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#c33\" font-weight=\"bold\">\u00d7</text>"
-                     "<text x=\"{:.1f}\" y=\"{:.1f}\">failed run</text>\n", x, y, x + 12, y);
+  out += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#c33\" font-weight=\"bold\">\u00d7</text>"
+      "<text x=\"{:.1f}\" y=\"{:.1f}\">failed run</text>\n",
+      x, y, x + 12, y);
   return out + "</g>\n";
 }
 
@@ -187,11 +216,15 @@ std::string RenderThroughputSvg(const CampaignState& state) {
   // About 0.6 em per character of a sans-serif face: the title keeps a margin on both sides.
   const size_t title_chars = static_cast<size_t>((kWidth - 40) / (0.6 * kTitleFont));
   const std::string title = "Throughput vs GPU-hours: campaign " + state.campaign_id;
-  out += fmt::format("<text x=\"{:.1f}\" y=\"22\" font-size=\"{:.0f}\" text-anchor=\"middle\">{}<title>{}</title></text>\n",
-                     kWidth / 2, kTitleFont, Escape(Fit(title, title_chars)), Escape(title));
+  out += fmt::format(
+      "<text x=\"{:.1f}\" y=\"22\" font-size=\"{:.0f}\" "
+      "text-anchor=\"middle\">{}<title>{}</title></text>\n",
+      kWidth / 2, kTitleFont, Escape(Fit(title, title_chars)), Escape(title));
   out += Legend();
-  out += fmt::format("<clipPath id=\"plot\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/></clipPath>\n",
-                     kLeft - 6, kTop - 6, kWidth - kLeft - kRight + 12, kHeight - kTop - kBottom + 12);
+  out += fmt::format(
+      "<clipPath id=\"plot\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+      "height=\"{:.1f}\"/></clipPath>\n",
+      kLeft - 6, kTop - 6, kWidth - kLeft - kRight + 12, kHeight - kTop - kBottom + 12);
   out += Axes(s);
   out += "<g clip-path=\"url(#plot)\">\n";
   out += LeaderLine(state, s);

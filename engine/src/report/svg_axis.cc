@@ -1,8 +1,8 @@
 #include "report/svg_axis.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace attune {
 
@@ -10,7 +10,10 @@ double NiceStep(double raw) {
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
   const double fraction = raw / magnitude;
   // A small allowance so that 2.0000000001 is still 2 and not 5.
-  const double nice = fraction <= 1.0 + 1e-9 ? 1 : fraction <= 2.0 + 1e-9 ? 2 : fraction <= 5.0 + 1e-9 ? 5 : 10;
+  const double nice = fraction <= 1.0 + 1e-9   ? 1
+                      : fraction <= 2.0 + 1e-9 ? 2
+                      : fraction <= 5.0 + 1e-9 ? 5
+                                               : 10;
   return nice * magnitude;
 }
 

@@ -12,10 +12,10 @@ namespace attune {
 
 struct NiceAxis {
   double step = 1;
-  double max = 1;   // a whole number of steps, >= the data's maximum
+  double max = 1;  // a whole number of steps, >= the data's maximum
   int decimals = 0;
-  std::vector<double> Ticks() const;     // 0, step, 2 step, ..., max
-  std::string Label(double v) const;     // fixed decimals
+  std::vector<double> Ticks() const;  // 0, step, 2 step, ..., max
+  std::string Label(double v) const;  // fixed decimals
 };
 
 // An axis from 0 to at least `data_max` with about `target_ticks` (at most target_ticks + 2)

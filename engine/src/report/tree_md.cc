@@ -28,8 +28,10 @@ struct TreeWriter {
     const std::string change = DescribeChanges(c.changes);
     if (!change.empty()) text += fmt::format(": {}", change);
     text += fmt::format("  [{}]", VerdictText(state, c));
-    if (c.tokens_per_s_per_gpu) text += fmt::format(" {} tokens/s/GPU", Fixed(*c.tokens_per_s_per_gpu, 1));
-    if (c.speedup_vs_baseline) text += fmt::format(" ({} vs baseline)", Percent(*c.speedup_vs_baseline));
+    if (c.tokens_per_s_per_gpu)
+      text += fmt::format(" {} tokens/s/GPU", Fixed(*c.tokens_per_s_per_gpu, 1));
+    if (c.speedup_vs_baseline)
+      text += fmt::format(" ({} vs baseline)", Percent(*c.speedup_vs_baseline));
     return text;
   }
 
@@ -63,13 +65,17 @@ std::string CandidateTreeSection(const CampaignState& state) {
     w.children[known ? c.base_id : std::string(events::kBaselineId)].push_back(&c);
   }
   auto base = state.MeasurementOf(events::kBaselineId);
-  w.out = fmt::format("{}{}{}\n", events::kBaselineId, state.leader_id == events::kBaselineId ? "  [leader]" : "",
-                      base ? fmt::format(" {} tokens/s/GPU", Fixed(base->tokens_per_s_per_gpu, 1)) : "");
+  w.out = fmt::format(
+      "{}{}{}\n", events::kBaselineId, state.leader_id == events::kBaselineId ? "  [leader]" : "",
+      base ? fmt::format(" {} tokens/s/GPU", Fixed(base->tokens_per_s_per_gpu, 1)) : "");
   w.Draw(events::kBaselineId, "");
-  out += "Each candidate is drawn under the candidate it was proposed from and names the lever it "
-         "changed; the verdict and the measured throughput follow.\n\n```text\n" + w.out + "```\n";
+  out +=
+      "Each candidate is drawn under the candidate it was proposed from and names the lever it "
+      "changed; the verdict and the measured throughput follow.\n\n```text\n" +
+      w.out + "```\n";
   if (w.left_out > 0) {
-    out += fmt::format("\n{} more candidate(s) are left out here; RESULTS.md lists every one.\n", w.left_out);
+    out += fmt::format("\n{} more candidate(s) are left out here; RESULTS.md lists every one.\n",
+                       w.left_out);
   }
   return out + "\n";
 }

@@ -37,7 +37,7 @@ std::set<std::string> LockedFiles() {
 }
 
 std::string LockKeyOf(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "";
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%02x:%02x:%lu", major(st.st_dev), minor(st.st_dev),
@@ -221,8 +221,11 @@ std::string Catalog::PageJson(CampaignEntry& entry) {
     page["last_event_ms"] = entry.last_event_ms;
     json recent = json::array();
     for (const auto& e : entry.recent) {
-      recent.push_back({{"seq", e.seq}, {"type", e.type}, {"ts_ms", e.ts_ms},
-                        {"candidate", e.candidate}, {"job", e.job}});
+      recent.push_back({{"seq", e.seq},
+                        {"type", e.type},
+                        {"ts_ms", e.ts_ms},
+                        {"candidate", e.candidate},
+                        {"job", e.job}});
     }
     page["recent_events"] = recent;
     entry.page_json = page.dump(-1, ' ', false, json::error_handler_t::replace);

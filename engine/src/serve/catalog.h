@@ -18,10 +18,9 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "campaign/campaign_state.h"
 #include "log/event_tail.h"
@@ -43,8 +42,8 @@ struct CampaignEntry {
   std::string root;  // absolute, canonical
   std::unique_ptr<EventTail> tail;
   CampaignState state;
-  std::string damage;        // why the log cannot be read ("" when it can): state "damaged"
-  bool writer_alive = false; // an `attune run` holds the campaign's lock
+  std::string damage;         // why the log cannot be read ("" when it can): state "damaged"
+  bool writer_alive = false;  // an `attune run` holds the campaign's lock
   int64_t last_event_ms = 0;
   std::deque<EventBrief> recent;  // the last kRecentEvents events
   // The campaign page's JSON, rendered once per seq and shared by every client.

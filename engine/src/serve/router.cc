@@ -45,7 +45,8 @@ std::string HostName(const std::string& host) {
 // 127.x.y.z written as an address, not a name that merely starts with "127." (a rebinding
 // attacker's 127.0.0.1.example.com).
 bool IsLoopbackV4(const std::string& name) {
-  if (name.rfind("127.", 0) != 0 || name.find_first_not_of("0123456789.") != std::string::npos) return false;
+  if (name.rfind("127.", 0) != 0 || name.find_first_not_of("0123456789.") != std::string::npos)
+    return false;
   return std::count(name.begin(), name.end(), '.') == 3 && name.back() != '.';
 }
 
@@ -64,7 +65,10 @@ std::optional<uint64_t> Number(const std::map<std::string, std::string>& query, 
 }
 
 json BriefJson(const EventBrief& e) {
-  return {{"seq", e.seq}, {"type", e.type}, {"ts_ms", e.ts_ms}, {"candidate", e.candidate},
+  return {{"seq", e.seq},
+          {"type", e.type},
+          {"ts_ms", e.ts_ms},
+          {"candidate", e.candidate},
           {"job", e.job}};
 }
 
@@ -112,7 +116,8 @@ std::map<std::string, std::string> ParseQuery(const std::string& query) {
     const size_t eq = pair.find('=');
     bool ok_key = true, ok_value = true;
     std::string key = PercentDecode(pair.substr(0, eq), &ok_key);
-    std::string value = eq == std::string::npos ? "" : PercentDecode(pair.substr(eq + 1), &ok_value);
+    std::string value =
+        eq == std::string::npos ? "" : PercentDecode(pair.substr(eq + 1), &ok_value);
     if (ok_key && ok_value) out[key] = value;
   }
   return out;
@@ -138,7 +143,8 @@ WebAssets LoadWebAssets(const std::string& web_dir) {
       {"/static/app.css", "app.css", "text/css; charset=utf-8"},
       {"/static/uPlot.iife.min.js", "vendor/node_modules/uplot/dist/uPlot.iife.min.js",
        "text/javascript; charset=utf-8"},
-      {"/static/uPlot.min.css", "vendor/node_modules/uplot/dist/uPlot.min.css", "text/css; charset=utf-8"},
+      {"/static/uPlot.min.css", "vendor/node_modules/uplot/dist/uPlot.min.css",
+       "text/css; charset=utf-8"},
   };
   WebAssets assets;
   for (const File& f : kFiles) {
@@ -155,9 +161,11 @@ WebAssets LoadWebAssets(const std::string& web_dir) {
   return assets;
 }
 
-bool Router::Authorized(const Request& request, const std::map<std::string, std::string>& query) const {
+bool Router::Authorized(const Request& request,
+                        const std::map<std::string, std::string>& query) const {
   if (options_.token.empty()) return true;
-  if (auto it = query.find("token"); it != query.end() && SameSecret(it->second, options_.token)) return true;
+  if (auto it = query.find("token"); it != query.end() && SameSecret(it->second, options_.token))
+    return true;
   const std::string bearer = "Bearer ";
   if (request.authorization.rfind(bearer, 0) == 0 &&
       SameSecret(request.authorization.substr(bearer.size()), options_.token)) {
@@ -173,19 +181,22 @@ bool Router::Authorized(const Request& request, const std::map<std::string, std:
 
 Response Router::Handle(const Request& request) {
   if (request.method != "GET" && request.method != "HEAD") {
-    Response r = Error(405, "attune serve is read-only: only GET and HEAD are answered, not " + request.method);
+    Response r = Error(
+        405, "attune serve is read-only: only GET and HEAD are answered, not " + request.method);
     r.headers.push_back({"Allow", "GET, HEAD"});
     return r;
   }
   if (options_.loopback_only && !LoopbackHost(request.host)) {
-    return Error(403, "Host '" + request.host + "' is not the loopback; attune serve without --token "
-                 "answers only requests addressed to localhost or 127.0.0.1");
+    return Error(403, "Host '" + request.host +
+                          "' is not the loopback; attune serve without --token "
+                          "answers only requests addressed to localhost or 127.0.0.1");
   }
   const size_t q = request.target.find('?');
   const std::string path = request.target.substr(0, q);
   const auto query = ParseQuery(q == std::string::npos ? "" : request.target.substr(q + 1));
   if (!Authorized(request, query)) {
-    return Error(401, "this server needs its token: add ?token=TOKEN to the address, or send "
+    return Error(401,
+                 "this server needs its token: add ?token=TOKEN to the address, or send "
                  "'Authorization: Bearer TOKEN' (attune serve printed it when it started)");
   }
   std::vector<std::string> parts;
@@ -207,7 +218,8 @@ Response Router::Handle(const Request& request) {
   return r;
 }
 
-Response Router::Api(const std::vector<std::string>& parts, const std::map<std::string, std::string>& query) {
+Response Router::Api(const std::vector<std::string>& parts,
+                     const std::map<std::string, std::string>& query) {
   if (parts.size() == 2 && parts[1] == "health") return Json(json{{"ok", true}});
   if (parts.size() < 2 || parts[1] != "campaigns") {
     return Error(404, "unknown API path; see docs/serve.md for the routes under /api/");
@@ -215,14 +227,16 @@ Response Router::Api(const std::vector<std::string>& parts, const std::map<std::
   if (parts.size() == 2) return Json(catalog_->ListJson());
   CampaignEntry* entry = catalog_->Find(parts[2]);
   if (!entry) {
-    return Error(404, "no campaign named '" + parts[2] + "' under the served roots (GET /api/campaigns lists them)");
+    return Error(404, "no campaign named '" + parts[2] +
+                          "' under the served roots (GET /api/campaigns lists them)");
   }
   return Campaign(*entry, parts, query);
 }
 
 Response Router::Campaign(CampaignEntry& entry, const std::vector<std::string>& parts,
                           const std::map<std::string, std::string>& query) {
-  if (parts.size() == 3) return Response{200, "application/json", catalog_->PageJson(entry), {}, {}};
+  if (parts.size() == 3)
+    return Response{200, "application/json", catalog_->PageJson(entry), {}, {}};
   const std::string& what = parts[3];
   if (what == "stream" && parts.size() == 4) {
     Response r{200, "text/event-stream", "", {}, entry.name};
@@ -231,17 +245,21 @@ Response Router::Campaign(CampaignEntry& entry, const std::vector<std::string>& 
   if (what == "events" && parts.size() == 4) {
     const uint64_t from = Number(query, "from").value_or(1);
     json events = EventsAfter(entry, from > 0 ? from - 1 : 0);
-    if (events.size() > kMaxEventsPerAnswer) events.erase(events.begin(), events.end() - kMaxEventsPerAnswer);
-    return Json(json{{"seq", entry.state.last_seq}, {"state", entry.StateName()},
+    if (events.size() > kMaxEventsPerAnswer)
+      events.erase(events.begin(), events.end() - kMaxEventsPerAnswer);
+    return Json(json{{"seq", entry.state.last_seq},
+                     {"state", entry.StateName()},
                      {"oldest_held", entry.recent.empty() ? 0 : entry.recent.front().seq},
                      {"events", events}});
   }
   if (what == "candidates" && parts.size() == 5) {
     auto detail = DashboardCandidate(entry.state, parts[4]);
-    if (!detail) return Error(404, "campaign '" + entry.name + "' has no candidate '" + parts[4] + "'");
+    if (!detail)
+      return Error(404, "campaign '" + entry.name + "' has no candidate '" + parts[4] + "'");
     return Json(*detail);
   }
-  if (what == "jobs" && parts.size() == 6 && parts[5] == "log") return LogTail(entry, parts[4], query);
+  if (what == "jobs" && parts.size() == 6 && parts[5] == "log")
+    return LogTail(entry, parts[4], query);
   return Error(404, "unknown API path under /api/campaigns/" + entry.name + "; see docs/serve.md");
 }
 
@@ -253,13 +271,16 @@ Response Router::LogTail(CampaignEntry& entry, const std::string& job,
   std::error_code ec;
   fs::path log = fs::weakly_canonical(fs::path(entry.dir) / j->log_path, ec);
   if (ec || !IsUnder(log, entry.root)) {
-    return Error(403, "the log of job '" + job + "' is outside the served roots; read it where it is: " + j->log_path);
+    return Error(403, "the log of job '" + job +
+                          "' is outside the served roots; read it where it is: " + j->log_path);
   }
-  const size_t want = std::min<size_t>(Number(query, "bytes").value_or(kDefaultLogTailBytes), kMaxLogTailBytes);
+  const size_t want =
+      std::min<size_t>(Number(query, "bytes").value_or(kDefaultLogTailBytes), kMaxLogTailBytes);
   std::ifstream in(log, std::ios::binary | std::ios::ate);
   if (!in) return Error(404, "the log of job '" + job + "' (" + log.string() + ") cannot be read");
   const std::streamoff size = in.tellg();
-  const std::streamoff start = size > static_cast<std::streamoff>(want) ? size - static_cast<std::streamoff>(want) : 0;
+  const std::streamoff start =
+      size > static_cast<std::streamoff>(want) ? size - static_cast<std::streamoff>(want) : 0;
   in.seekg(start);
   std::string text(static_cast<size_t>(size - start), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
@@ -270,7 +291,9 @@ std::string Router::StreamHello(const std::string& campaign) {
   CampaignEntry* entry = catalog_->Find(campaign);
   if (!entry) return "";
   const uint64_t seq = entry->state.last_seq;
-  json msg = {{"seq", seq}, {"state", entry->StateName()}, {"damage", entry->damage},
+  json msg = {{"seq", seq},
+              {"state", entry->StateName()},
+              {"damage", entry->damage},
               {"events", EventsAfter(*entry, seq > 20 ? seq - 20 : 0)}};
   return "retry: 1000\nid: " + std::to_string(seq) + "\nevent: hello\ndata: " + Dump(msg) + "\n\n";
 }
@@ -278,13 +301,18 @@ std::string Router::StreamHello(const std::string& campaign) {
 std::string Router::StreamUpdate(const std::string& campaign, uint64_t after_seq) {
   CampaignEntry* entry = catalog_->Find(campaign);
   if (!entry) {
-    json gone = {{"seq", after_seq}, {"state", "removed"}, {"damage", "the campaign directory was removed"},
+    json gone = {{"seq", after_seq},
+                 {"state", "removed"},
+                 {"damage", "the campaign directory was removed"},
                  {"events", json::array()}};
     return "event: update\ndata: " + Dump(gone) + "\n\n";
   }
-  json msg = {{"seq", entry->state.last_seq}, {"state", entry->StateName()}, {"damage", entry->damage},
+  json msg = {{"seq", entry->state.last_seq},
+              {"state", entry->StateName()},
+              {"damage", entry->damage},
               {"events", EventsAfter(*entry, after_seq)}};
-  return "id: " + std::to_string(entry->state.last_seq) + "\nevent: update\ndata: " + Dump(msg) + "\n\n";
+  return "id: " + std::to_string(entry->state.last_seq) + "\nevent: update\ndata: " + Dump(msg) +
+         "\n\n";
 }
 
 }  // namespace attune::serve

@@ -59,7 +59,8 @@ class Router {
   std::string StreamUpdate(const std::string& campaign, uint64_t after_seq);
 
  private:
-  Response Api(const std::vector<std::string>& parts, const std::map<std::string, std::string>& query);
+  Response Api(const std::vector<std::string>& parts,
+               const std::map<std::string, std::string>& query);
   Response Campaign(CampaignEntry& entry, const std::vector<std::string>& parts,
                     const std::map<std::string, std::string>& query);
   Response LogTail(CampaignEntry& entry, const std::string& job,

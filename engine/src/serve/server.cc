@@ -5,7 +5,6 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -45,8 +44,13 @@ class ConnectionSlot {
 // client going away.
 class StreamClient : public std::enable_shared_from_this<StreamClient> {
  public:
-  StreamClient(beast::tcp_stream stream, std::string campaign, uint64_t seq, size_t* open, size_t* streams)
-      : stream_(std::move(stream)), campaign_(std::move(campaign)), seq_(seq), slot_(open), stream_slot_(streams) {}
+  StreamClient(beast::tcp_stream stream, std::string campaign, uint64_t seq, size_t* open,
+               size_t* streams)
+      : stream_(std::move(stream)),
+        campaign_(std::move(campaign)),
+        seq_(seq),
+        slot_(open),
+        stream_slot_(streams) {}
 
   const std::string& campaign() const { return campaign_; }
   uint64_t seq() const { return seq_; }
@@ -57,7 +61,8 @@ class StreamClient : public std::enable_shared_from_this<StreamClient> {
     stream_.expires_never();
     Send(std::move(first));
     auto self = shared_from_this();
-    stream_.socket().async_read_some(net::buffer(sink_), [self](beast::error_code, size_t) { self->Close(); });
+    stream_.socket().async_read_some(net::buffer(sink_),
+                                     [self](beast::error_code, size_t) { self->Close(); });
   }
 
   void Send(std::string message) {
@@ -79,12 +84,13 @@ class StreamClient : public std::enable_shared_from_this<StreamClient> {
  private:
   void WriteNext() {
     auto self = shared_from_this();
-    net::async_write(stream_.socket(), net::buffer(queue_.front()), [self](beast::error_code ec, size_t) {
-      if (ec) return self->Close();
-      self->queued_bytes_ -= self->queue_.front().size();
-      self->queue_.pop_front();
-      if (!self->queue_.empty()) self->WriteNext();
-    });
+    net::async_write(stream_.socket(), net::buffer(queue_.front()),
+                     [self](beast::error_code ec, size_t) {
+                       if (ec) return self->Close();
+                       self->queued_bytes_ -= self->queue_.front().size();
+                       self->queue_.pop_front();
+                       if (!self->queue_.empty()) self->WriteNext();
+                     });
   }
 
   beast::tcp_stream stream_;
@@ -109,18 +115,23 @@ struct Hub {
   std::vector<std::weak_ptr<StreamClient>> clients;
 
   Hub(const ServeOptions& o, RouterOptions ro)
-      : options(o), catalog(o.roots), assets(LoadWebAssets(o.web_dir)), router(&catalog, &assets, std::move(ro)) {}
+      : options(o),
+        catalog(o.roots),
+        assets(LoadWebAssets(o.web_dir)),
+        router(&catalog, &assets, std::move(ro)) {}
 };
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, Hub* hub) : stream_(std::move(socket)), hub_(hub), slot_(&hub->open) {}
+  Session(tcp::socket socket, Hub* hub)
+      : stream_(std::move(socket)), hub_(hub), slot_(&hub->open) {}
 
   void Start() { Read(); }
 
   // Refuses a connection over the limit with a short answer.
   void Refuse(int status, const std::string& message) {
-    Respond(Response{status, "application/json", nlohmann::json{{"error", message}}.dump(), {}, {}}, false, false);
+    Respond(Response{status, "application/json", nlohmann::json{{"error", message}}.dump(), {}, {}},
+            false, false);
   }
 
  private:
@@ -130,15 +141,18 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->body_limit(0);
     stream_.expires_after(kReadTimeout);
     auto self = shared_from_this();
-    http::async_read(stream_, buffer_, *parser_, [self](beast::error_code ec, size_t) { self->OnRead(ec); });
+    http::async_read(stream_, buffer_, *parser_,
+                     [self](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == net::error::operation_aborted) {
       return Close();
     }
     if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
-      return Refuse(431, "request headers larger than " + std::to_string(hub_->options.max_header_bytes) + " bytes");
+      return Refuse(431, "request headers larger than " +
+                             std::to_string(hub_->options.max_header_bytes) + " bytes");
     }
     if (ec == http::error::body_limit || ec == http::error::unexpected_body) {
       return Refuse(413, "attune serve accepts no request body");
@@ -146,36 +160,43 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) return Refuse(400, "malformed request: " + ec.message());
     const auto& req = parser_->get();
     Request request{std::string(req.method_string()), std::string(req.target()),
-                    std::string(req[http::field::host]), std::string(req[http::field::authorization]),
+                    std::string(req[http::field::host]),
+                    std::string(req[http::field::authorization]),
                     std::string(req[http::field::cookie])};
     Response response = hub_->router.Handle(request);
     const bool head = req.method() == http::verb::head;
-    if (!response.stream_campaign.empty() && response.status == 200 && !head) return StartStream(response);
+    if (!response.stream_campaign.empty() && response.status == 200 && !head)
+      return StartStream(response);
     Respond(std::move(response), req.keep_alive(), head);
   }
 
   void StartStream(const Response& response) {
     if (hub_->streams >= hub_->options.max_event_streams) {
-      return Refuse(503, "too many live streams (" + std::to_string(hub_->options.max_event_streams) +
-                             "); close a dashboard tab or start attune serve with a larger --max-streams");
+      return Refuse(
+          503, "too many live streams (" + std::to_string(hub_->options.max_event_streams) +
+                   "); close a dashboard tab or start attune serve with a larger --max-streams");
     }
-    const std::string header = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-                               "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n\r\n";
+    const std::string header =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+        "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n\r\n";
     CampaignEntry* entry = hub_->catalog.Find(response.stream_campaign);
     auto client = std::make_shared<StreamClient>(std::move(stream_), response.stream_campaign,
-                                                 entry ? entry->state.last_seq : 0, &hub_->open, &hub_->streams);
+                                                 entry ? entry->state.last_seq : 0, &hub_->open,
+                                                 &hub_->streams);
     hub_->clients.push_back(client);
     client->Start(header + hub_->router.StreamHello(response.stream_campaign));
   }
 
   void Respond(Response response, bool keep_alive, bool head) {
-    auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(response.status), 11);
     res->set(http::field::server, "attune");
     res->set(http::field::content_type, response.content_type);
     res->set(http::field::cache_control, "no-store");
     res->set("X-Content-Type-Options", "nosniff");
     res->set("Content-Security-Policy",
-             "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+             "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+             "frame-ancestors 'none'");
     for (const auto& [k, v] : response.headers) res->set(k, v);
     const size_t length = response.body.size();
     if (!head) res->body() = std::move(response.body);
@@ -210,22 +231,28 @@ class Listener {
     beast::error_code ec;
     const std::string host = bind == "localhost" ? "127.0.0.1" : bind;
     auto address = net::ip::make_address(host, ec);
-    if (ec) return Status::InvalidArgument("--bind '" + bind + "' is not an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1)");
+    if (ec)
+      return Status::InvalidArgument("--bind '" + bind +
+                                     "' is not an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1)");
     tcp::endpoint endpoint(address, port);
     acceptor_.open(endpoint.protocol(), ec);
     if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
     if (ec) {
-      return Status::Unavailable("cannot listen on " + bind + ":" + std::to_string(port) + ": " + ec.message() +
-                                 (ec == net::error::address_in_use ? " (choose another --port, or --port 0 for any free one)" : ""));
+      return Status::Unavailable("cannot listen on " + bind + ":" + std::to_string(port) + ": " +
+                                 ec.message() +
+                                 (ec == net::error::address_in_use
+                                      ? " (choose another --port, or --port 0 for any free one)"
+                                      : ""));
     }
     return Status::Ok();
   }
 
   std::string Address() const {
     auto ep = acceptor_.local_endpoint();
-    const std::string host = ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();
+    const std::string host =
+        ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();
     return host + ":" + std::to_string(ep.port());
   }
 
@@ -236,7 +263,8 @@ class Listener {
         const bool full = hub_->open >= hub_->options.max_connections;
         auto session = std::make_shared<Session>(std::move(socket), hub_);
         if (full) {
-          session->Refuse(503, "too many connections (" + std::to_string(hub_->options.max_connections) + ")");
+          session->Refuse(
+              503, "too many connections (" + std::to_string(hub_->options.max_connections) + ")");
         } else {
           session->Start();
         }
@@ -293,7 +321,8 @@ class Ticker {
       }
       if (std::find(changed.begin(), changed.end(), client->campaign()) != changed.end()) {
         client->Send(hub_->router.StreamUpdate(client->campaign(), client->seq()));
-        if (const CampaignEntry* e = hub_->catalog.Find(client->campaign())) client->set_seq(e->state.last_seq);
+        if (const CampaignEntry* e = hub_->catalog.Find(client->campaign()))
+          client->set_seq(e->state.last_seq);
       } else if (keep_alive) {
         client->Send(": keep-alive\n\n");
       }
@@ -333,7 +362,8 @@ Status Serve(const ServeOptions& options, const std::atomic<bool>* stop,
              const std::function<void(const std::string&)>& on_listening) {
   ATTUNE_ASSIGN_OR_RETURN(bool loopback, IsLoopback(options.bind));
   if (!loopback && options.token.empty()) {
-    return Status::InvalidArgument("binding " + options.bind + " exposes the campaigns beyond this machine: "
+    return Status::InvalidArgument("binding " + options.bind +
+                                   " exposes the campaigns beyond this machine: "
                                    "give --token TOKEN (every request must then carry it)");
   }
   net::io_context io(1);

@@ -1,10 +1,10 @@
 // EventTail: following a log that another writer appends to, without folding it again.
-#include <catch2/catch.hpp>
+#include "log/event_tail.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "log/envelope.h"
-#include "log/event_tail.h"
 #include "log_test_util.h"
 
 namespace attune {
@@ -63,17 +63,20 @@ TEST_CASE("a tail keeps following across a writer's restart (a resumed campaign)
   CHECK(fresh->front().prev != "");
 }
 
-TEST_CASE("a tail refuses a new event that does not chain onto the last one it read", "[log][tail]") {
+TEST_CASE("a tail refuses a new event that does not chain onto the last one it read",
+          "[log][tail]") {
   TempDir tmp;
   testing::WriteTicks(tmp.path(), 3);
   auto tail = OpenTail(tmp.path(), 3);
   testing::WriteTicks(tmp.path(), 2);  // seq 4 and 5
   // Event 5 replaced by a copy of event 2: a valid envelope in the wrong place.
-  testing::PutRaw(tmp.path(), log::EventKey("c1", 5), testing::GetRaw(tmp.path(), log::EventKey("c1", 2)));
+  testing::PutRaw(tmp.path(), log::EventKey("c1", 5),
+                  testing::GetRaw(tmp.path(), log::EventKey("c1", 2)));
   auto fresh = tail->Poll();
   REQUIRE_FALSE(fresh.ok());
   CHECK(fresh.status().code() == StatusCode::kCorruption);
-  CHECK_THAT(fresh.status().message(), Catch::Contains("event 5 does not chain onto the event before it"));
+  CHECK_THAT(fresh.status().message(),
+             Catch::Contains("event 5 does not chain onto the event before it"));
 }
 
 TEST_CASE("a tail of a folder without a campaign says so", "[log][tail]") {

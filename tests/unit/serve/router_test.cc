@@ -1,12 +1,13 @@
 // The routing of `attune serve` without sockets: methods, the Host check, the token in its three
 // forms, lookups that never become paths, and the helpers that decode requests.
-#include <catch2/catch.hpp>
+#include "serve/router.h"
 
-#include <filesystem>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+#include <filesystem>
+
 #include "serve/catalog.h"
-#include "serve/router.h"
 #include "serve/server.h"
 
 namespace attune::serve {
@@ -18,7 +19,8 @@ struct Fixture {
   fs::path root = fs::temp_directory_path() / ("attune_router_test_" + std::to_string(::getpid()));
   Catalog catalog;
   WebAssets assets;
-  explicit Fixture() : catalog({MakeRoot(root)}), assets(LoadWebAssets(std::string(ATTUNE_SOURCE_DIR) + "/web")) {
+  explicit Fixture()
+      : catalog({MakeRoot(root)}), assets(LoadWebAssets(std::string(ATTUNE_SOURCE_DIR) + "/web")) {
     catalog.Scan();
   }
   ~Fixture() { fs::remove_all(root); }
@@ -51,7 +53,8 @@ TEST_CASE("without a token only loopback Host headers are answered", "[serve]") 
     INFO(host);
     CHECK(r.Handle(Get("/api/health", host)).status == 200);
   }
-  for (const char* host : {"evil.example", "127.0.0.1.evil.example", "127.evil:80", "10.0.0.1", "[::2]"}) {
+  for (const char* host :
+       {"evil.example", "127.0.0.1.evil.example", "127.evil:80", "10.0.0.1", "[::2]"}) {
     INFO(host);
     CHECK(r.Handle(Get("/api/health", host)).status == 403);
   }
@@ -72,14 +75,16 @@ TEST_CASE("with a token every request carries it: query, bearer header or cookie
   Response page = r.Handle(Get("/?token=s3cret-token", "anything"));
   REQUIRE(page.status == 200);
   REQUIRE(page.headers.size() == 1);
-  CHECK_THAT(page.headers[0].second, Catch::StartsWith("attune_token=s3cret-token; Path=/; HttpOnly"));
+  CHECK_THAT(page.headers[0].second,
+             Catch::StartsWith("attune_token=s3cret-token; Path=/; HttpOnly"));
 }
 
 TEST_CASE("names are looked up, never joined into paths", "[serve]") {
   Fixture f;
   Router r(&f.catalog, &f.assets, RouterOptions{});
-  for (const char* target : {"/api/campaigns/..", "/api/campaigns/..%2F..%2Fetc", "/api/campaigns/empty",
-                             "/static/../../etc/passwd", "/etc/passwd", "/api/campaigns/%2Fetc%2Fpasswd/jobs/x/log"}) {
+  for (const char* target :
+       {"/api/campaigns/..", "/api/campaigns/..%2F..%2Fetc", "/api/campaigns/empty",
+        "/static/../../etc/passwd", "/etc/passwd", "/api/campaigns/%2Fetc%2Fpasswd/jobs/x/log"}) {
     INFO(target);
     const Response res = r.Handle(Get(target));
     CHECK(res.status == 404);

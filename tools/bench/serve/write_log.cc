@@ -5,10 +5,9 @@
 // grow it while clients watch; `attune status` and `attune verify` read the result like any other
 // campaign.
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "log/event_log.h"
 
@@ -42,7 +41,8 @@ int main(int argc, char** argv) {
     }
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.contains("type") || !j.contains("data")) {
-      std::cerr << "attune_write_log: stdin:" << line_no << ": expected {\"type\", \"v\", \"data\"}\n";
+      std::cerr << "attune_write_log: stdin:" << line_no
+                << ": expected {\"type\", \"v\", \"data\"}\n";
       return 2;
     }
     batch.push_back(attune::NewEvent{j["type"].get<std::string>(), j["data"], j.value("v", 1)});
