@@ -36,3 +36,13 @@ install(FILES
   "${PROJECT_BINARY_DIR}/cmake/attuneConfigVersion.cmake"
   ${PROJECT_SOURCE_DIR}/cmake/AttunePlugin.cmake
   DESTINATION ${ATTUNE_INSTALL_CMAKEDIR})
+
+# The dashboard's pages (`attune serve`, report.html) and the charting library that
+# tools/setup.d/61-web.sh installed into web/vendor/ (only the files the pages load).
+install(FILES ${PROJECT_SOURCE_DIR}/web/index.html ${PROJECT_SOURCE_DIR}/web/app.js
+  ${PROJECT_SOURCE_DIR}/web/app.css DESTINATION share/attune/web)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/web/vendor/node_modules/uplot/dist/
+  DESTINATION share/attune/web/vendor/node_modules/uplot/dist OPTIONAL
+  FILES_MATCHING PATTERN "uPlot.iife.min.js" PATTERN "uPlot.min.css")
+install(FILES ${PROJECT_SOURCE_DIR}/web/vendor/node_modules/uplot/LICENSE
+  DESTINATION share/attune/web/vendor/node_modules/uplot OPTIONAL)

@@ -38,6 +38,8 @@ packages=(
   libonig-dev libsentencepiece-dev sentencepiece libicu-dev
   nodejs
   bubblewrap
+  # The browser tests of `attune serve` and report.html (tests/integration/serve) run headless.
+  chromium
 )
 
 # run_step NAME COMMAND...: runs quietly into the step's log; on failure shows where and why.

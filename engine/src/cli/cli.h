@@ -75,6 +75,7 @@ int RunLogTriage(const std::vector<std::string>& args, Env& env);
 int RunGateCheck(const std::vector<std::string>& args, Env& env);
 int RunProfileAnalyze(const std::vector<std::string>& args, Env& env);
 int RunData(const std::vector<std::string>& args, Env& env);
+int RunServe(const std::vector<std::string>& args, Env& env);
 int RunPluginCommand(const std::string& plugin, const std::vector<std::string>& args, Env& env);
 
 // --- helpers shared by subcommands (common.cc) ---

@@ -42,6 +42,8 @@ const std::vector<Command>& Commands() {
        RunProfileAnalyze},
       {"data", "data lengths|pack|encode DATA --tokenizer T ...",
        "token lengths of a JSONL dataset; pack it into Megatron's indexed format", RunData},
+      {"serve", "serve [ROOT...] [--port N] [--bind ADDR] [--token T]",
+       "a live, read-only dashboard of the campaigns under ROOTs", RunServe},
   };
   return kCommands;
 }

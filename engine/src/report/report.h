@@ -23,6 +23,10 @@ std::string RenderResults(const CampaignState& state);
 std::string RenderReport(const CampaignState& state, const std::string& launch_command);
 std::string RenderThroughputSvg(const CampaignState& state);
 std::string RenderLessons(const CampaignState& state);
+// report.html: the dashboard's campaign page with its script, styles, charting library and data
+// inlined, read from `web_dir` (DefaultDataDir()/web); opens from disk with no network. Without
+// the charting library the charts say so and the tables still show.
+std::string RenderReportHtml(const CampaignState& state, const std::string& web_dir);
 
 // REPORT.md's "Profile" section ("" when no profile step ran) and the per-rank breakdown of the
 // last analysed profiled run as a stacked-bar chart ("" when there is none).
@@ -31,8 +35,8 @@ std::string RenderProfileSvg(const CampaignState& state);
 // The last profiled run with an analysis, or nullptr.
 const ProfileRecord* LatestProfile(const CampaignState& state);
 
-// All report files by name (RESULTS.md, REPORT.md, throughput.svg, lessons.md, and profile.svg
-// when a profiled run was analysed).
+// All report files by name (RESULTS.md, REPORT.md, throughput.svg, lessons.md, report.html, and
+// profile.svg when a profiled run was analysed).
 std::map<std::string, std::string> RenderAllReports(const CampaignState& state,
                                                     const std::string& launch_command);
 

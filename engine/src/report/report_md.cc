@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "campaign/events.h"
+#include "plugin/plugin_host.h"
 #include "report/report.h"
 #include "report/report_util.h"
 
@@ -210,6 +211,7 @@ std::string RenderReport(const CampaignState& state, const std::string& launch_c
   out += BenchmarkSection(state);
   out += GateSection(state);
   out += TriedSection(state);
+  out += ri::CandidateTreeSection(state);
   out += BudgetSection(state);
   out += ProfileSection(state);
   out += "\nThe throughput plot is in `throughput.svg`; the leaderboard in `RESULTS.md`.\n";
@@ -221,7 +223,8 @@ std::map<std::string, std::string> RenderAllReports(const CampaignState& state,
   std::map<std::string, std::string> files{{"RESULTS.md", RenderResults(state)},
                                            {"REPORT.md", RenderReport(state, launch_command)},
                                            {"throughput.svg", RenderThroughputSvg(state)},
-                                           {"lessons.md", RenderLessons(state)}};
+                                           {"lessons.md", RenderLessons(state)},
+                                           {"report.html", RenderReportHtml(state, DefaultDataDir() + "/web")}};
   if (LatestProfile(state)) files["profile.svg"] = RenderProfileSvg(state);
   return files;
 }

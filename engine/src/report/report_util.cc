@@ -37,10 +37,15 @@ double ChargedFor(const CampaignState& state, const std::string& id) {
 }
 
 std::string VerdictText(const CampaignState& state, const CandidateRecordState& c) {
+  return VerdictText(state, c, [&state](const std::string& name) { return state.FindJob(name); });
+}
+
+std::string VerdictText(const CampaignState& state, const CandidateRecordState& c,
+                        const std::function<const JobRecord*(const std::string&)>& find_job) {
   if (c.outcome == Outcome::kRefused) return "refused (" + c.rule_id + ")";
   if (c.outcome == Outcome::kFailed) {
     for (const auto& name : c.jobs) {
-      const auto* j = state.FindJob(name);
+      const auto* j = find_job(name);
       if (j && j->failure) return std::string("failed (") + FailureKindName(j->failure->kind) + ")";
     }
     return "failed";

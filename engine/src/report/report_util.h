@@ -4,6 +4,7 @@
 #ifndef ATTUNE_ENGINE_REPORT_REPORT_UTIL_H_
 #define ATTUNE_ENGINE_REPORT_REPORT_UTIL_H_
 
+#include <functional>
 #include <string>
 
 #include "campaign/campaign_state.h"
@@ -24,6 +25,11 @@ std::string ChangeText(const CampaignState& state, const std::string& id);
 double ChargedFor(const CampaignState& state, const std::string& id);
 // The failure kind (or the outcome) of a candidate, for the verdict column.
 std::string VerdictText(const CampaignState& state, const CandidateRecordState& c);
+// The same with the jobs found through `find_job` (a map, when rendering thousands of candidates).
+std::string VerdictText(const CampaignState& state, const CandidateRecordState& c,
+                        const std::function<const JobRecord*(const std::string&)>& find_job);
+// REPORT.md's "Candidate tree" section: each candidate under the one it was proposed from.
+std::string CandidateTreeSection(const CampaignState& state);
 
 }  // namespace attune::report_internal
 
