@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "attune/support/markup.h"
+
 namespace attune::data {
 namespace {
 
@@ -13,20 +15,6 @@ std::string Fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
   return buf;
-}
-
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -156,7 +144,7 @@ std::string HistogramSvg(const std::vector<HistogramBin>& bins, const std::strin
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"" << w / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">"
-    << XmlEscape(title) << "</text>\n";
+    << support::XmlEscape(title) << "</text>\n";
   for (const auto& b : bins) {
     double x = left + plot_w * b.lo / span, bw = plot_w * (b.hi - b.lo) / span;
     double bh = plot_h * b.count / most;

@@ -4,6 +4,8 @@
 #include <array>
 #include <cstdio>
 
+#include "attune/support/markup.h"
+
 namespace attune::profile {
 namespace {
 
@@ -30,19 +32,6 @@ std::string Fixed(const char* fmt, double v) {
 std::string Share(int64_t part, int64_t whole) {
   return whole > 0 ? Fixed("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole))
                    : "-";
-}
-
-// Escapes the few characters that matter in SVG text.
-std::string Xml(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -137,7 +126,7 @@ std::string RenderBreakdownSvg(const std::vector<RankBar>& bars) {
     const RankBar& b = bars[i];
     double y = kTop + i * (kBarHeight + kGap);
     out += "<text x=\"" + Fixed("%.1f", kLeft - 8) + "\" y=\"" + Fixed("%.1f", y + 15) +
-           "\" font-size=\"12\" text-anchor=\"end\">" + Xml(b.label) + "</text>\n";
+           "\" font-size=\"12\" text-anchor=\"end\">" + support::XmlEscape(b.label) + "</text>\n";
     double x = kLeft;
     for (const Part& part : kParts) {
       double w = b.window_ns > 0 ? kBarWidth * static_cast<double>(b.*part.field) /
@@ -146,7 +135,7 @@ std::string RenderBreakdownSvg(const std::vector<RankBar>& bars) {
       if (w <= 0) continue;
       out += "<rect x=\"" + Fixed("%.1f", x) + "\" y=\"" + Fixed("%.1f", y) + "\" width=\"" +
              Fixed("%.1f", w) + "\" height=\"" + Fixed("%.0f", kBarHeight) + "\" fill=\"" +
-             part.color + "\"><title>" + Xml(b.label) + ": " + part.name + " " +
+             part.color + "\"><title>" + support::XmlEscape(b.label) + ": " + part.name + " " +
              Share(b.*part.field, b.window_ns) + "</title></rect>\n";
       x += w;
     }

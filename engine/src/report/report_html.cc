@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "attune/support/markup.h"
 #include "campaign/events.h"
 #include "report/dashboard.h"
 #include "report/report.h"
@@ -32,29 +33,6 @@ std::string ForScript(std::string text) {
   for (size_t p = 0; (p = text.find("</", p)) != std::string::npos; p += 3)
     text.replace(p, 2, "<\\/");
   return text;
-}
-
-std::string HtmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 json ReportData(const CampaignState& state) {
@@ -88,7 +66,7 @@ std::string RenderReportHtml(const CampaignState& state, const std::string& web_
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>attune report: " +
-      HtmlEscape(state.campaign_id) + "</title>\n";
+      support::XmlEscape(state.campaign_id) + "</title>\n";
   out += "<style>\n" + ForScript(uplot_css) + "\n" + ForScript(app_css) + "\n</style>\n";
   if (!uplot_js.empty()) {
     // uPlot's MIT licence travels with every copy of it.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attune/support/markup.h"
 #include "campaign/events.h"
 #include "report/report.h"
 #include "report/svg_axis.h"
@@ -38,29 +39,6 @@ Scale MakeScale(const CampaignState& state) {
   }
   // Headroom above the fastest run for the lever labels.
   return Scale{MakeNiceAxis(max_x, 5), MakeNiceAxis(max_y * 1.1, 5)};
-}
-
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 // Shortens `s` to `max_chars` characters (UTF-8 aware), ending with an ellipsis when cut.
@@ -147,7 +125,7 @@ std::string LeaderLine(const CampaignState& state, const Scale& s) {
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#176\" "
         "text-anchor=\"{}\">{}</text>\n",
         s.X(step.x) + (near_right ? -3 : 3), s.Y(step.y) - 5, near_right ? "end" : "start",
-        Escape(Fit(step.label, kMaxLabelChars)));
+        support::XmlEscape(Fit(step.label, kMaxLabelChars)));
   }
   const double last_x = std::max(s.x.max, 0.0);
   points += fmt::format(" {:.1f},{:.1f}", s.X(last_x), s.Y(y));
@@ -164,13 +142,13 @@ std::string Runs(const CampaignState& state, const Scale& s) {
       const char* color = j.purpose == JobPurpose::kBaseline ? "#888" : "#36c";
       out += fmt::format(
           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"><title>{}</title></circle>\n", x,
-          s.Y(j.measurement->tokens_per_s_per_gpu), color, Escape(j.name));
+          s.Y(j.measurement->tokens_per_s_per_gpu), color, support::XmlEscape(j.name));
     } else {
       const double y = s.Y(0);
       out += fmt::format(
           "<path d=\"M{:.1f},{:.1f} L{:.1f},{:.1f} M{:.1f},{:.1f} L{:.1f},{:.1f}\" "
           "stroke=\"#c33\" stroke-width=\"2\"><title>{}</title></path>\n",
-          x - 5, y - 5, x + 5, y + 5, x - 5, y + 5, x + 5, y - 5, Escape(j.name));
+          x - 5, y - 5, x + 5, y + 5, x - 5, y + 5, x + 5, y - 5, support::XmlEscape(j.name));
     }
   }
   return out;
@@ -219,7 +197,7 @@ std::string RenderThroughputSvg(const CampaignState& state) {
   out += fmt::format(
       "<text x=\"{:.1f}\" y=\"22\" font-size=\"{:.0f}\" "
       "text-anchor=\"middle\">{}<title>{}</title></text>\n",
-      kWidth / 2, kTitleFont, Escape(Fit(title, title_chars)), Escape(title));
+      kWidth / 2, kTitleFont, support::XmlEscape(Fit(title, title_chars)), support::XmlEscape(title));
   out += Legend();
   out += fmt::format(
       "<clipPath id=\"plot\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
