@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -27,6 +28,10 @@ std::string Fixed(double x, const char* fmt = "%.2f") {
   std::snprintf(buf, sizeof buf, fmt, x);
   return buf;
 }
+
+// Exploring, each earlier measurement of a lever lowers its moves' rank by this much (a fraction
+// of throughput, like the gains).
+constexpr double kExploreRepeatCost = 0.01;
 
 // A proposal under consideration: one lever's move from the leader or from another measured
 // candidate (base_id).
@@ -349,11 +354,28 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
   if (best.gain > threshold) return ToProposal(best);
   if (!config_.explore) return Done(DoneText(ctx, all, threshold));
   // Never idle while budget and moves remain: the priors promise nothing above the noise band, so
-  // measure what they rank highest; a measured result replaces the prior for that lever.
-  Proposal p = ToProposal(best, "exploring (no move is expected to beat the noise band of " +
-                                    Percent(threshold) + "; this is the best of " +
-                                    std::to_string(options.size()) + " untried moves): ");
+  // measure what they rank highest, a measurement replacing the prior. What has been measured
+  // least comes first: each earlier measurement of the same lever (any value, from any base)
+  // costs kExploreRepeatCost, so that one lever is not re-tried from every parent whose noise
+  // happened to lift it while other levers were never measured.
+  std::map<std::string, int> measured;
+  for (const CandidateRecord& r : view.history) {
+    if (r.measurement) ++measured[r.lever_id];
+  }
+  auto score = [&](const Option& o) {
+    auto it = measured.find(o.lever_id);
+    return o.gain - kExploreRepeatCost * (it == measured.end() ? 0 : it->second);
+  };
+  const Option* pick = &options.front();
+  for (const Option& o : options) {
+    if (score(o) > score(*pick)) pick = &o;
+  }
+  Proposal p = ToProposal(*pick, "exploring (no move is expected to beat the noise band of " +
+                                     Percent(threshold) + "; this is the best of " +
+                                     std::to_string(options.size()) +
+                                     " untried moves, the levers measured least first): ");
   p.meta["explore"] = true;
+  p.meta["lever_measurements"] = measured.count(pick->lever_id) ? measured[pick->lever_id] : 0;
   return p;
 }
 

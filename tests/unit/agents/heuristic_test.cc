@@ -183,6 +183,24 @@ TEST_CASE("when no move is expected to beat the noise band the heuristic explore
   CHECK(q.rationale.find("noise band") != std::string::npos);
 }
 
+TEST_CASE("exploring measures each lever once before measuring any lever again",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(24.0);
+  for (auto& lever : view.levers) lever.expected_speed = 0.005;
+  std::set<std::string> levers_with_moves;
+  for (const auto& m : view.legal_moves) levers_with_moves.insert(m.lever_id);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < levers_with_moves.size(); ++i) {
+    Proposal p = Ask(view);
+    REQUIRE_FALSE(p.done);
+    REQUIRE(p.meta.value("explore", false));
+    CHECK(p.meta["lever_measurements"] == 0);
+    CHECK(seen.insert(p.lever_id).second);
+    Record(&view, p, "within_noise", std::nullopt, 1.0);
+  }
+  CHECK(seen == levers_with_moves);
+}
+
 TEST_CASE("two winners within noise combine: one lever from the other's candidate",
           "[agents][heuristic]") {
   CampaignView view = MakeView(std::nullopt);
