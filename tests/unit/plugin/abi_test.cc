@@ -24,6 +24,7 @@ const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {5, "41150dd1286e4b61f1cc876a1aee2122f9b0886f54af084792dfbb6c5d7a45a6"},
     {6, "4432602adc1757dc4c7bcda2764b1e74654f64d6cc0a58ea5798efc0d710f6a2"},
     {7, "0aa87508af3e6465261ea1a324849f601aca94e02a5f96e726868de2b6fdd6e1"},
+    {8, "0011296c43f392aefc3f79c4f3f5fc6ee00df8020b258c2faced05ce1e4f07e5"},
 };
 
 std::string HeadersHash() {
