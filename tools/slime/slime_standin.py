@@ -12,6 +12,12 @@ memory fraction shorten rollout, a larger token cap shortens training until it r
 so that a tuner has something to find. The losses depend only on --seed and the step, never on
 the throughput levers, as a real run's paired-loss check expects. An argument assertion is raised
 like slime's for a token cap above 32768 (out of memory) to exercise triage.
+
+Profiling as slime's training actors do it (slime/observability/profile_utils.py, TrainProfiler):
+with --use-pytorch-profiler and `train_overall` in --profile-target, one torch.profiler steps once
+per rollout with the schedule wait = --profile-step-start - 1, warm-up 1, active = end - start,
+and writes <--tensorboard-dir>/train_overall_rank_0.<ts>.pt.trace.json.gz when the window closes
+(one training rank here; slime traces every one). The traced work is a small CPU matmul per rollout.
 """
 import argparse
 import datetime
@@ -38,6 +44,13 @@ def parse():
     p.add_argument("--num-rollout", type=int, default=4)
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--standin-seconds-per-rollout", type=float, default=0.05)
+    # Megatron's profiling flags, which slime's TrainProfiler reads, and slime's own target.
+    p.add_argument("--use-pytorch-profiler", action="store_true")
+    p.add_argument("--profile-step-start", type=int, default=10)
+    p.add_argument("--profile-step-end", type=int, default=12)
+    p.add_argument("--tensorboard-dir", default=None)
+    p.add_argument("--profile-target", nargs="+", default=["train_overall"],
+                   choices=["train_overall", "train_actor", "train_log_probs"])
     args, _ = p.parse_known_args()  # the real train.py takes hundreds of other flags
     return args
 
@@ -49,6 +62,39 @@ def log(actor, pid, source, message):
 
 def fmt(d):
     return "{" + ", ".join(f"'{k}': {v!r}" for k, v in d.items()) + "}"
+
+
+class TrainProfiler:
+    """slime's train_overall profiler: started after init, stepped after each rollout's training."""
+
+    def __init__(self, a):
+        self.prof = None
+        self.work = None
+        if not (a.use_pytorch_profiler and "train_overall" in a.profile_target):
+            return
+        import torch  # only a profiled run needs torch
+        self.work = lambda: torch.randn(96, 96) @ torch.randn(96, 96)
+        self.prof = torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU],
+            schedule=torch.profiler.schedule(wait=max(a.profile_step_start - 1, 0),
+                                             warmup=1 if a.profile_step_start > 0 else 0,
+                                             active=a.profile_step_end - a.profile_step_start, repeat=1),
+            on_trace_ready=torch.profiler.tensorboard_trace_handler(
+                a.tensorboard_dir, worker_name="train_overall_rank_0", use_gzip=True))
+        self.prof.start()
+
+    def train(self):
+        if self.work is not None:
+            for _ in range(20):
+                self.work()
+
+    def step(self):
+        if self.prof is not None:
+            self.prof.step()
+
+    def close(self):
+        if self.prof is not None:
+            self.prof.stop()
 
 
 def main():
@@ -73,8 +119,11 @@ def main():
     if a.colocate:
         rollout_time *= 1.1
     update = 2.0
+    prof = TrainProfiler(a)
     for r in range(a.num_rollout):
         time.sleep(a.standin_seconds_per_rollout)
+        prof.train()
+        prof.step()
         jitter = 1.0 + 0.004 * math.sin(r * 1.7)
         rt, tt = rollout_time * (1.6 if r == 0 else jitter), train_time * jitter
         log("RolloutManager", 2001, "rollout_metrics.py:90",
@@ -90,6 +139,7 @@ def main():
                                  "perf/actor_train_tflops": 120.0 * (1.0 + 0.2 * (tokens_cap > 8192)),
                                  "perf/actor_train_tok_per_s": tokens / tt, "perf/step_time": rt + tt,
                                  "perf/wait_time_ratio": rt / (rt + tt)}))
+    prof.close()
     return 0
 
 

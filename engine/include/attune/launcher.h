@@ -20,6 +20,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -104,6 +105,26 @@ class Launcher : public Plugin {
 
   // The launcher's clock (seconds). Virtual for sim; Unix time otherwise.
   virtual double Now() const = 0;
+
+  // Brings the files the finished job `name` wrote below `remote_dir` (a path the job was given,
+  // as its own processes see it) to `local_dir` on the engine's machine, and returns the paths of
+  // the files it copied there. The engine calls it once per job, after the job finished and
+  // before it reads the files, and records what it read from them; it never asks again for a job
+  // whose record exists (a replay reads the record). A crash between the copy and the record
+  // repeats the call, so copying into `local_dir` again must be harmless.
+  //   - An empty answer copies nothing: the job's folder is shared, and the files (if any) are
+  //     read where the job wrote them. This default suits launchers whose jobs write the engine's
+  //     file system: local processes, and clusters with a file system shared with this machine.
+  //   - kFailedPrecondition: the files cannot reach this machine as the launcher is set up; the
+  //     message says what the user must change. kUnavailable: the cluster cannot be reached now
+  //     (the engine stops and asks again when the campaign resumes).
+  virtual Result<std::vector<std::string>> FetchFiles(const std::string& name, const std::string& remote_dir,
+                                                      const std::string& local_dir) {
+    (void)name;
+    (void)remote_dir;
+    (void)local_dir;
+    return std::vector<std::string>{};
+  }
 };
 
 }  // namespace attune

@@ -3,7 +3,9 @@
 // `profile`: one profiled run of the leader (Stack::ProfileForm: the benchmark form with the
 // stack's profiler on, one trace per rank into the job's traces folder), its traces analysed by
 // engine/src/profile and the analysis recorded (ProfileAnalyzed) before anything reads it, so that
-// a replay never reads the traces again. The agents read the profile's diagnosis with the
+// a replay never reads the traces again. The launcher brings the traces to this machine first
+// (Launcher::FetchFiles; by default they are read where the job wrote them): it is asked only
+// while the job has no analysis, so a replay never fetches again either. The agents read the profile's diagnosis with the
 // leader's (campaign_view.cc); the report shows the per-rank breakdown.
 #include <algorithm>
 #include <filesystem>
@@ -42,15 +44,38 @@ std::vector<std::string> TraceFiles(const std::string& dir) {
   return files;
 }
 
-// ProfileAnalyzed's data for a finished profiled job: the analysis, or why there is none.
-json Analyze(const RunContext& ctx, const JobRecord& job) {
+// The trace files of a finished profiled job on this machine: what the launcher copied into the
+// job's trace folder, or (nothing copied: the folder is shared) what the job wrote there.
+Result<std::vector<std::string>> FetchTraces(const RunContext& ctx, const JobRecord& job) {
+  ATTUNE_ASSIGN_OR_RETURN(std::vector<std::string> fetched,
+                          ctx.launcher->FetchFiles(job.name, job.trace_dir, job.trace_dir));
+  if (fetched.empty()) return TraceFiles(job.trace_dir);
+  std::vector<std::string> files;
+  for (const auto& f : fetched) {
+    if (IsTraceFile(f)) files.push_back(f);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// ProfileAnalyzed's data for a finished profiled job: the analysis, or why there is none. An
+// unreachable cluster (kUnavailable) is returned, not recorded: the campaign stops and the next
+// run asks the launcher again.
+Result<json> Analyze(const RunContext& ctx, const JobRecord& job) {
   json d{{"job", job.name}, {"traces", 0}};
   if (job.failure) {
     d["error"] = "the profiled job failed (" + std::string(FailureKindName(job.failure->kind)) +
                  "): " + job.failure->evidence;
     return d;
   }
-  const std::vector<std::string> files = TraceFiles(job.trace_dir);
+  auto fetched = FetchTraces(ctx, job);
+  if (!fetched.ok() && fetched.status().code() == StatusCode::kUnavailable) return fetched.status();
+  if (!fetched.ok()) {
+    d["error"] = "the " + ctx.state.launcher_name + " launcher cannot bring the job's traces to this machine: " +
+                 fetched.status().message();
+    return d;
+  }
+  const std::vector<std::string>& files = *fetched;
   if (files.empty()) {
     // Named relative to the campaign directory: the report must not depend on where it lies.
     std::error_code ec;
@@ -110,7 +135,8 @@ Status RunProfileStep(RunContext& ctx, const StepDecl& step) {
       continue;
     }
     if (last && !AnalysisOf(s, last->name)) {
-      ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kProfileAnalyzed, Analyze(ctx, *last)}}));
+      ATTUNE_ASSIGN_OR_RETURN(json analysis, Analyze(ctx, *last));
+      ATTUNE_RETURN_IF_ERROR(ctx.Append({NewEvent{events::kProfileAnalyzed, std::move(analysis)}}));
       continue;
     }
     if (last) {

@@ -376,6 +376,19 @@ Status KubeRayLauncher::KeepLogCopy(JobRecord* record, bool finished, Kubectl& k
   return Status::Ok();
 }
 
+// Pod exec and `kubectl cp` would need the pods alive (they go ttl_seconds_after_finished after the
+// end), a `tar` in the image, the traces on the pod kubectl reaches (slime's ranks are on workers)
+// and the RBAC verb pods/exec; the job's log cannot carry them either (kubelet rotates container
+// logs at 10 MiB by default, and traces are larger). A volume shared with this machine is what
+// real clusters offer for a campaign's files, so that is the requirement (docs/kuberay.md).
+Result<std::vector<std::string>> KubeRayLauncher::FetchFiles(const std::string& name, const std::string& remote_dir,
+                                                             const std::string& local_dir) {
+  (void)name;
+  (void)local_dir;
+  ATTUNE_RETURN_IF_ERROR(CheckSharedFolder(options_, remote_dir));
+  return std::vector<std::string>{};
+}
+
 Result<std::string> KubeRayLauncher::ReadLog(const std::string& name) {
   ATTUNE_ASSIGN_OR_RETURN(std::optional<JobRecord> record, LoadRecord(state_dir_, name));
   if (!record) return std::string();

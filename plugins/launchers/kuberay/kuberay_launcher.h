@@ -69,6 +69,10 @@ class KubeRayLauncher : public Launcher {
   Result<JobStatus> Poll(const std::string& name) override;
   Result<std::string> ReadLog(const std::string& name) override;
   Status Cancel(const std::string& name) override;
+  // Copies nothing: a RayJob's files reach this machine only through a volume shared with it
+  // (CheckSharedFolder), where they are read in place; without one, kFailedPrecondition.
+  Result<std::vector<std::string>> FetchFiles(const std::string& name, const std::string& remote_dir,
+                                              const std::string& local_dir) override;
   double PollIntervalSeconds() const override { return options_.poll_interval_s; }
   double Now() const override { return env_.now(); }
   std::vector<PluginCommand> Commands() const override;

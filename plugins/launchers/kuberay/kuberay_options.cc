@@ -2,6 +2,7 @@
 #include "kuberay_options.h"
 
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <regex>
@@ -359,6 +360,39 @@ Result<KubeRayOptions> ParseKubeRayOptions(const nlohmann::json& config, KubeRay
   }
   ATTUNE_RETURN_IF_ERROR(CheckRequired(base));
   return base;
+}
+
+namespace {
+
+// True when `dir` is `mount` or lies below it (both lexically normalised; no file system access:
+// the paths are the pods' as much as this machine's).
+bool IsAtOrBelow(const std::string& dir, const std::string& mount) {
+  namespace fs = std::filesystem;
+  const fs::path d = fs::path(dir).lexically_normal(), m = fs::path(mount).lexically_normal();
+  const fs::path rel = d.lexically_relative(m);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+}  // namespace
+
+Status CheckSharedFolder(const KubeRayOptions& options, const std::string& dir) {
+  for (const VolumeOption& v : options.volumes) {
+    if (v.pvc.empty() && v.host_path.empty()) continue;  // config maps, secrets, emptyDirs stay in the pod
+    if (!IsAtOrBelow(dir, v.mount_path)) continue;
+    if (v.read_only) {
+      return Status::FailedPrecondition("kuberay launcher: volume '" + v.name + "' holds " + dir +
+                                        " but is mounted read_only; the job cannot write its files there");
+    }
+    return Status::Ok();
+  }
+  return Status::FailedPrecondition(
+      "kuberay launcher: a RayJob's pods write " + dir +
+      " in their own file system, which this machine cannot read, and kubectl offers no way to copy "
+      "files out of a finished RayJob (its pods are deleted after ttl_seconds_after_finished); mount "
+      "storage that this machine also sees at the same path: add to the launcher's `volumes` a pvc "
+      "(ReadWriteMany) or host_path volume whose mount_path is the campaign directory or a folder "
+      "above it, e.g. {name: campaigns, pvc: attune-campaigns, mount_path: /shared/campaigns} with "
+      "the campaign under /shared/campaigns (docs/kuberay.md, \"Files a job writes\")");
 }
 
 }  // namespace attune::kuberay

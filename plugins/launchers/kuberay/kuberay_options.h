@@ -107,6 +107,13 @@ Result<KubeRayOptions> ParseKubeRayOptions(const nlohmann::json& config, KubeRay
 // Every option key, for help texts and tests.
 std::vector<std::string> KubeRayOptionKeys();
 
+// Whether files a RayJob's pods write below `dir` (an absolute path, the same in the pods and on
+// the engine's machine) can reach the engine: OK when a writable `pvc` or `host_path` volume is
+// mounted at `dir` or a folder above it, i.e. the user mounts storage the engine's machine also
+// sees at that path. kFailedPrecondition otherwise, saying what to add to `volumes`. Nothing can
+// check from here that the storage really is shared; that is the user's side of the contract.
+Status CheckSharedFolder(const KubeRayOptions& options, const std::string& dir);
+
 }  // namespace attune::kuberay
 
 #endif  // ATTUNE_PLUGINS_LAUNCHERS_KUBERAY_KUBERAY_OPTIONS_H_

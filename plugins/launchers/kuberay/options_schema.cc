@@ -203,7 +203,7 @@ const char kOptionsSchema[] = R"json({
     },
     "volumes": {
       "type": "array",
-      "description": "volumes mounted in every Ray container",
+      "description": "volumes mounted in every Ray container; a profiled run's traces are read only through a pvc or host_path volume mounted at the campaign directory or above it and shared with this machine at the same path",
       "items": {
         "type": "object",
         "additionalProperties": false,

@@ -191,6 +191,20 @@ Result<Recipe> AutoModelStack::BenchmarkForm(const Recipe& recipe) const {
   return form;
 }
 
+// AutoModel's recipes have no trace-writing profiler to switch on: its training recipe
+// (nemo_automodel/recipes/llm/train_ft.py) never starts torch.profiler, and its benchmarking recipe
+// (recipes/llm/benchmark.py) only brackets steps for Nsight Systems (benchmark.nsys_start,
+// nsys_end, nsys_ranks call cudaProfilerStart/Stop), which writes .nsys-rep reports under an
+// `nsys profile --capture-range=cudaProfilerApi` wrapper, not chrome traces. Adding a profiler
+// from outside would mean changing the user's training script, which a profiled form must not do.
+Result<Recipe> AutoModelStack::ProfileForm(const Recipe& /*form*/, const std::string& /*trace_dir*/) const {
+  return Status::Unimplemented(
+      "the automodel stack cannot profile a run: NeMo AutoModel's recipes have no setting that writes "
+      "PyTorch-profiler (chrome-trace) files (its benchmark recipe's benchmark.nsys_start/nsys_end only "
+      "mark an Nsight Systems capture range, which writes .nsys-rep reports); record traces with "
+      "torch.profiler in your own training script and read them with `attune profile analyze`");
+}
+
 // One step record per optimizer step, at most max_steps of them (the epochs may end the run
 // sooner, which only makes this an upper bound); without max_steps the dataset decides.
 std::optional<int64_t> AutoModelStack::BenchmarkLength(const Recipe& form) const {

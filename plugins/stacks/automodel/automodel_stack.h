@@ -27,6 +27,8 @@ class AutoModelStack : public Stack {
   std::vector<Move> LegalMoves(const Recipe& recipe, const ClusterInfo& cluster) const override;
   GateVerdict CheckObjective(const Recipe& baseline, const Recipe& candidate) const override;
   Result<Recipe> BenchmarkForm(const Recipe& recipe) const override;
+  // Refused: AutoModel has no setting that writes PyTorch-profiler traces (automodel_stack.cc).
+  Result<Recipe> ProfileForm(const Recipe& form, const std::string& trace_dir) const override;
   std::optional<int64_t> BenchmarkLength(const Recipe& form) const override;
   GateVerdict CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const override;
   Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const override;

@@ -21,16 +21,30 @@ std::optional<long> PlannedIterations(const Recipe& recipe) {
   return n;
 }
 
-Result<Recipe> ProfiledRecipe(const Recipe& form, int world_size, const std::string& trace_dir) {
-  const std::optional<long> planned = PlannedIterations(form);
+Result<ProfileWindow> PlaceProfileWindow(std::optional<long> planned, long length, const std::string& unit,
+                                         const std::string& length_flags) {
   if (!planned || *planned < 3) {
     return Status::FailedPrecondition(
         "cannot place a profiling window in this run: it trains " +
-        (planned ? std::to_string(*planned) + " iteration(s)" : std::string("an unknown number of iterations")) +
-        "; a profiled run needs at least 3 (--train-iters or --exit-interval)");
+        (planned ? std::to_string(*planned) + " " + unit + "(s)" : "an unknown number of " + unit + "s") +
+        "; a profiled run needs at least 3 (" + length_flags + ")");
   }
-  const long start = std::min<long>(10, *planned / 2);
-  const long end = std::min<long>(start + 2, *planned);
+  ProfileWindow window;
+  window.start = std::min<long>(10, *planned / 2);
+  window.end = std::min<long>(window.start + std::max(1L, length), *planned);
+  return window;
+}
+
+Status SetPytorchProfiler(Recipe* recipe, const ProfileWindow& window, const std::string& trace_dir) {
+  ATTUNE_RETURN_IF_ERROR(SetValue(recipe, "--use-pytorch-profiler", ""));
+  ATTUNE_RETURN_IF_ERROR(SetValue(recipe, "--profile-step-start", std::to_string(window.start)));
+  ATTUNE_RETURN_IF_ERROR(SetValue(recipe, "--profile-step-end", std::to_string(window.end)));
+  return SetValue(recipe, "--tensorboard-dir", trace_dir);
+}
+
+Result<Recipe> ProfiledRecipe(const Recipe& form, int world_size, const std::string& trace_dir) {
+  ATTUNE_ASSIGN_OR_RETURN(const ProfileWindow window,
+                          PlaceProfileWindow(PlannedIterations(form), 2, "iteration", "--train-iters or --exit-interval"));
   std::string ranks;
   for (int r = 0; r < std::max(1, std::min(world_size, kProfiledRanks)); ++r) {
     if (!ranks.empty()) ranks += ' ';
@@ -38,11 +52,8 @@ Result<Recipe> ProfiledRecipe(const Recipe& form, int world_size, const std::str
   }
   Recipe out = form;
   ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--profile", ""));
-  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--use-pytorch-profiler", ""));
-  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--profile-step-start", std::to_string(start)));
-  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--profile-step-end", std::to_string(end)));
+  ATTUNE_RETURN_IF_ERROR(SetPytorchProfiler(&out, window, trace_dir));
   ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--profile-ranks", ranks));
-  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--tensorboard-dir", trace_dir));
   return out;
 }
 

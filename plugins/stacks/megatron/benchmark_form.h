@@ -16,6 +16,7 @@
 #define ATTUNE_PLUGINS_STACKS_MEGATRON_BENCHMARK_FORM_H_
 
 #include <optional>
+#include <string>
 
 #include "attune/recipe.h"
 #include "attune/status.h"
@@ -36,11 +37,30 @@ std::optional<long> PlannedIterations(const Recipe& recipe);
 // cross-rank comparison needs more than one, and each trace costs time and disk).
 inline constexpr int kProfiledRanks = 8;
 
-// The profiled form (Stack::ProfileForm) of a benchmark form: Megatron's own profiling flags,
-// `--profile --use-pytorch-profiler --profile-step-start S --profile-step-end E --profile-ranks
-// 0..R-1 --tensorboard-dir trace_dir`, with the window [S, E) two iterations long, after warm-up
-// (S = 10, or half the run when it is shorter) and inside the run. FailedPrecondition when the
-// run is too short (fewer than 3 iterations) or its length cannot be told.
+// Where a profiled run traces: records [start, end) of the run (iterations for Megatron, rollouts
+// for slime), `length` records long, after warm-up (start = 10, or half the run when it is
+// shorter) and inside the run.
+struct ProfileWindow {
+  long start = 0;
+  long end = 0;
+};
+
+// The window of a run of `planned` records. FailedPrecondition when the run is too short (fewer
+// than 3: a warm-up record, the profiler's own warm-up step, one traced) or its length unknown
+// (std::nullopt); the message counts in `unit`s ("iteration", "rollout") and names the flags that
+// set the length (`length_flags`).
+Result<ProfileWindow> PlaceProfileWindow(std::optional<long> planned, long length, const std::string& unit,
+                                         const std::string& length_flags);
+
+// Megatron's PyTorch-profiler settings, which slime's own profiler reads too:
+// `--use-pytorch-profiler --profile-step-start S --profile-step-end E --tensorboard-dir trace_dir`
+// (torch.profiler's tensorboard_trace_handler writes one chrome trace per traced rank there).
+Status SetPytorchProfiler(Recipe* recipe, const ProfileWindow& window, const std::string& trace_dir);
+
+// The profiled form (Stack::ProfileForm) of a benchmark form: SetPytorchProfiler plus `--profile`
+// (Megatron's training loop profiles only with it) and `--profile-ranks 0..R-1`, with the window
+// two iterations long. FailedPrecondition when the run is too short (fewer than 3 iterations) or
+// its length cannot be told.
 Result<Recipe> ProfiledRecipe(const Recipe& form, int world_size, const std::string& trace_dir);
 
 }  // namespace attune::megatron

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "attune/support/json_schema.h"
+#include "benchmark_form.h"
 #include "log_parser.h"
 #include "moves.h"
 #include "options_schema.h"
@@ -120,6 +121,10 @@ namespace {
 
 // Rollouts a benchmark job runs when the recipe would run more: MeasureSlime drops the first.
 constexpr int kBenchmarkRollouts = 5;
+// The longest run a profiled job may be: the engine never stops a profiled job early (its traces
+// are written when the window closes), so a benchmark form that keeps a long --num-rollout (an
+// LR schedule sized from it) would run to its time limit.
+constexpr long kMaxProfiledRollouts = 2 * kBenchmarkRollouts;
 
 // True when a lower --num-rollout cannot change the schedule the first rollouts train with. slime
 // sizes Megatron's: train_iters = num_rollout x rollout_batch_size x n_samples_per_prompt /
@@ -164,6 +169,40 @@ Result<Recipe> SlimeStack::BenchmarkForm(const Recipe& recipe) const {
     ATTUNE_RETURN_IF_ERROR(SetValue(&form, "--num-rollout", std::to_string(kBenchmarkRollouts)));
   }
   return form;
+}
+
+// slime does not run Megatron's training loop, so Megatron's --profile and --profile-ranks do
+// nothing there; its training actors run their own torch.profiler
+// (slime/observability/profile_utils.py, TrainProfiler): with --use-pytorch-profiler and the
+// `train_overall` target, every training rank steps one profiler once per rollout, with the
+// schedule wait = --profile-step-start - 1, warm-up 1, active = end - start, and its
+// tensorboard_trace_handler writes <--tensorboard-dir>/train_overall_rank_<r>.<ts>.pt.trace.json.gz
+// when the window closes. So the window counts rollouts; one traced rollout holds every train step
+// of it. The other targets (train_actor, train_log_probs) start a profiler per rollout, which would
+// write several traces per rank; the rollout engines (SGLang) are not traced.
+Result<Recipe> SlimeStack::ProfileForm(const Recipe& form, const std::string& trace_dir) const {
+  if (GetValue(form, "--debug-rollout-only")) {
+    return Status::FailedPrecondition(
+        "cannot profile a slime run with --debug-rollout-only: no training actor runs, and only the "
+        "training actors write traces");
+  }
+  const long rollouts = RolloutsOf(form);
+  if (rollouts > kMaxProfiledRollouts) {
+    return Status::FailedPrecondition(
+        "cannot profile this slime run: its benchmark form runs " + std::to_string(rollouts) +
+        " rollouts (more than " + std::to_string(kMaxProfiledRollouts) +
+        "), and a profiled job always runs to its end; slime sizes the LR schedule from "
+        "--num-rollout, so the benchmark form cuts the run only when the schedule is pinned: give "
+        "--lr-decay-iters (or use a constant LR without warm-up) to profile it");
+  }
+  ATTUNE_ASSIGN_OR_RETURN(
+      const megatron::ProfileWindow window,
+      megatron::PlaceProfileWindow(rollouts > 0 ? std::optional<long>(rollouts) : std::nullopt, 1, "rollout",
+                                   "--num-rollout"));
+  Recipe out = form;
+  ATTUNE_RETURN_IF_ERROR(megatron::SetPytorchProfiler(&out, window, trace_dir));
+  ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--profile-target", "train_overall"));
+  return out;
 }
 
 // The training actors (the topology) plus the rollout engines' GPUs unless --colocate shares them.

@@ -32,6 +32,8 @@ class SlimeStack final : public Stack {
   std::vector<Move> LegalMoves(const Recipe& recipe, const ClusterInfo& cluster) const override;
   GateVerdict CheckObjective(const Recipe& baseline, const Recipe& candidate) const override;
   Result<Recipe> BenchmarkForm(const Recipe& recipe) const override;
+  // slime's own torch.profiler, driven by Megatron's profiling flags (slime_stack.cc).
+  Result<Recipe> ProfileForm(const Recipe& form, const std::string& trace_dir) const override;
   std::optional<int64_t> BenchmarkLength(const Recipe& form) const override;
   int Devices(const Recipe& recipe) const override;
   GateVerdict CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const override;

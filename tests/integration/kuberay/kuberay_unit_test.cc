@@ -310,4 +310,34 @@ TEST_CASE("kubectl's errors: not found, conflicts, refusals, credentials, and tr
   CHECK(classify("error: unknown flag: --bogus") == P{StatusCode::kFailedPrecondition, false});
 }
 
+TEST_CASE("files a job writes reach this machine only through a writable pvc or host_path volume above them",
+          "[kuberay][files]") {
+  auto shared = [](const Json& volumes, const std::string& dir) {
+    auto options = ParseKubeRayOptions(Base({{"volumes", volumes}}));
+    REQUIRE(options.ok());
+    return CheckSharedFolder(*options, dir);
+  };
+  const std::string traces = "/shared/campaigns/c1/jobs/c1-profile-baseline-1/traces";
+  CHECK(shared(Json::array({{{"name", "c"}, {"mount_path", "/shared/campaigns"}, {"pvc", "attune-campaigns"}}}),
+               traces).ok());
+  CHECK(shared(Json::array({{{"name", "c"}, {"mount_path", "/shared/campaigns/"}, {"host_path", "/mnt/nfs"}}}),
+               traces).ok());
+  CHECK(shared(Json::array({{{"name", "c"}, {"mount_path", traces}, {"pvc", "p"}}}), traces).ok());
+
+  // No volume, one beside the folder (a prefix of its name is not a parent), one that stays in
+  // the pod, one mounted read-only: the job's files never reach this machine, and the message says
+  // what to mount.
+  Status none = shared(Json::array(), traces);
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.code() == StatusCode::kFailedPrecondition);
+  CHECK_THAT(none.message(), Catch::Contains(traces) && Catch::Contains("volumes") &&
+                                 Catch::Contains("mount_path") && Catch::Contains("docs/kuberay.md"));
+  CHECK_FALSE(shared(Json::array({{{"name", "c"}, {"mount_path", "/shared/camp"}, {"pvc", "p"}}}), traces).ok());
+  CHECK_FALSE(shared(Json::array({{{"name", "c"}, {"mount_path", "/shared"}, {"empty_dir", true}}}), traces).ok());
+  Status read_only = shared(
+      Json::array({{{"name", "c"}, {"mount_path", "/shared"}, {"pvc", "p"}, {"read_only", true}}}), traces);
+  REQUIRE_FALSE(read_only.ok());
+  CHECK_THAT(read_only.message(), Catch::Contains("read_only"));
+}
+
 }  // namespace attune::kuberay

@@ -98,3 +98,15 @@ TEST_CASE("the benchmark form: checkpoints and validation off, max_steps lowered
   // Anything else the form changed is judged as a candidate would be.
   CHECK_FALSE(TheStack().CheckBenchmarkForm(pinned, With(*pinned_form, "--optimizer.lr", "1e-3")).pass);
 }
+
+TEST_CASE("the profiled form is refused: AutoModel's recipes write no PyTorch-profiler trace", "[automodel][profile]") {
+  auto form = TheStack().BenchmarkForm(Import("launch_automodel.sh"));
+  REQUIRE(form.ok());
+  auto profiled = TheStack().ProfileForm(*form, "/campaign/jobs/j/traces");
+  REQUIRE_FALSE(profiled.ok());
+  // Unimplemented ends the campaign's profile step as `unsupported`, recording nothing.
+  CHECK(profiled.status().code() == StatusCode::kUnimplemented);
+  CHECK_THAT(profiled.status().message(), Catch::Contains("automodel stack cannot profile"));
+  CHECK_THAT(profiled.status().message(), Catch::Contains("nsys_start"));
+  CHECK_THAT(profiled.status().message(), Catch::Contains("attune profile analyze"));
+}

@@ -24,7 +24,7 @@ const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {5, "41150dd1286e4b61f1cc876a1aee2122f9b0886f54af084792dfbb6c5d7a45a6"},
     {6, "4432602adc1757dc4c7bcda2764b1e74654f64d6cc0a58ea5798efc0d710f6a2"},
     {7, "0aa87508af3e6465261ea1a324849f601aca94e02a5f96e726868de2b6fdd6e1"},
-    {8, "e41069a7a8edf606ee18f2972cc15bf52a68c655cf2dfb682db03f3a2042caf1"},
+    {8, "48edf96253a9029170302e2deb2108a481155d60fdf7a9985b6b3b3c95bacd48"},
 };
 
 std::string HeadersHash() {

@@ -155,3 +155,63 @@ TEST_CASE("the benchmark form: no checkpoints or periodic evaluation, fewer roll
   CHECK_FALSE(TheStack().CheckBenchmarkForm(pinned, With(pinned, "--num-rollout", "4000")).pass);
   CHECK_FALSE(TheStack().CheckBenchmarkForm(pinned, With(*pinned_form, "--lr", "1e-3")).pass);
 }
+
+TEST_CASE("the profiled form: slime's torch.profiler over one rollout after warm-up, a gate-neutral change", "[slime][profile]") {
+  // A constant LR without warm-up: the benchmark form runs 5 rollouts.
+  const Recipe recipe = With(With(Qwen3Recipe(), "--num-rollout", "3000"), "--lr-decay-style", "constant");
+  auto form = TheStack().BenchmarkForm(recipe);
+  REQUIRE(form.ok());
+  REQUIRE(GetValue(*form, "--num-rollout") == "5");
+  auto profiled = TheStack().ProfileForm(*form, "/campaign/jobs/j/traces");
+  REQUIRE(profiled.ok());
+  CHECK(GetValue(*profiled, "--use-pytorch-profiler") == "");
+  CHECK(GetValue(*profiled, "--profile-target") == "train_overall");
+  CHECK(GetValue(*profiled, "--tensorboard-dir") == "/campaign/jobs/j/traces");
+  // slime's schedule: wait start-1 rollouts, warm up one, trace end-start; rollout 0 is warm-up.
+  CHECK(GetValue(*profiled, "--profile-step-start") == "2");
+  CHECK(GetValue(*profiled, "--profile-step-end") == "3");
+  // Megatron's own loop is not slime's: its --profile and --profile-ranks would do nothing.
+  CHECK_FALSE(GetValue(*profiled, "--profile").has_value());
+  CHECK_FALSE(GetValue(*profiled, "--profile-ranks").has_value());
+  std::set<std::string> changed;
+  for (const Change& c : Diff(*form, *profiled)) changed.insert(c.key);
+  CHECK(changed == std::set<std::string>{"--use-pytorch-profiler", "--profile-target", "--profile-step-start",
+                                         "--profile-step-end", "--tensorboard-dir"});
+  // The engine accepts it as a benchmark form of the recipe, and the profiling keys alone are
+  // neutral (slime's --profile-target in slime's gate, the Megatron flags in Megatron's).
+  CHECK(TheStack().CheckBenchmarkForm(recipe, *profiled).pass);
+  GateVerdict neutral = TheStack().CheckObjective(*form, *profiled);
+  INFO(neutral.rule_id << ": " << neutral.reason);
+  CHECK(neutral.pass);
+}
+
+TEST_CASE("the profiled form is refused where no window fits or no training actor traces", "[slime][profile]") {
+  const Recipe recipe = With(Qwen3Recipe(), "--lr-decay-style", "constant");
+  auto short_run = TheStack().ProfileForm(With(recipe, "--num-rollout", "2"), "/t");
+  REQUIRE_FALSE(short_run.ok());
+  CHECK(short_run.status().code() == StatusCode::kFailedPrecondition);
+  CHECK_THAT(short_run.status().message(), Catch::Contains("2 rollout(s)") && Catch::Contains("--num-rollout"));
+  auto three = TheStack().ProfileForm(With(recipe, "--num-rollout", "3"), "/t");
+  REQUIRE(three.ok());
+  CHECK(GetValue(*three, "--profile-step-start") == "1");
+  CHECK(GetValue(*three, "--profile-step-end") == "2");
+
+  auto from_epochs = TheStack().ProfileForm(With(recipe, "--num-rollout", std::nullopt), "/t");
+  REQUIRE_FALSE(from_epochs.ok());
+  CHECK_THAT(from_epochs.status().message(), Catch::Contains("unknown number of rollouts"));
+
+  // A decaying LR sized from --num-rollout keeps the full run in the benchmark form; a profiled job
+  // is never stopped early, so it is refused with what to change.
+  Recipe decaying = With(With(recipe, "--num-rollout", "3000"), "--lr-decay-style", "cosine");
+  auto form = TheStack().BenchmarkForm(decaying);
+  REQUIRE(form.ok());
+  auto long_run = TheStack().ProfileForm(*form, "/t");
+  REQUIRE_FALSE(long_run.ok());
+  CHECK(long_run.status().code() == StatusCode::kFailedPrecondition);
+  CHECK_THAT(long_run.status().message(), Catch::Contains("3000 rollouts") && Catch::Contains("--lr-decay-iters"));
+
+  auto rollout_only = TheStack().ProfileForm(With(With(recipe, "--num-rollout", "5"), "--debug-rollout-only", ""), "/t");
+  REQUIRE_FALSE(rollout_only.ok());
+  CHECK(rollout_only.status().code() == StatusCode::kFailedPrecondition);
+  CHECK_THAT(rollout_only.status().message(), Catch::Contains("--debug-rollout-only"));
+}
