@@ -14,22 +14,13 @@ Exit 77 (skipped) without kubectl or the double's Python packages.
 
     kuberay_profile_test.py --attune BIN --plugins DIR --source SRC
 """
-import argparse
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print('  FAIL: ' + what, flush=True)
-    return cond
+from profile_checks import check, events_by_type, finish, parse_args
 
 
 WORKFLOW = """attune: 1
@@ -62,23 +53,14 @@ def run_campaign(args, env, scratch, name, volumes):
                        capture_output=True, text=True, timeout=400)
     print(p.stdout[-1200:], flush=True)
     check(p.returncode == 0, f'{name}: attune run exit {p.returncode} {p.stderr[-1500:]}')
-    p = subprocess.run([args.attune, 'events', camp, '--json'], env=env, capture_output=True, text=True)
-    by_type = {}
-    for line in p.stdout.splitlines():
-        if line.strip():
-            e = json.loads(line)
-            by_type.setdefault(e['type'], []).append(e['data'])
-    return camp, by_type
+    return camp, events_by_type(args.attune, camp, env)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--attune', required=True)
-    ap.add_argument('--plugins', required=True)
-    ap.add_argument('--source', required=True)
-    ap.add_argument('--kubectl', default=os.environ.get('ATTUNE_KUBECTL', 'kubectl'))
-    ap.add_argument('--shared', default=os.environ.get('ATTUNE_SHARED_DIR'))
-    args = ap.parse_args()
+    def more(ap):
+        ap.add_argument('--kubectl', default=os.environ.get('ATTUNE_KUBECTL', 'kubectl'))
+        ap.add_argument('--shared', default=os.environ.get('ATTUNE_SHARED_DIR'))
+    args = parse_args(more)
     args.attune = os.path.abspath(args.attune)
     args.source = os.path.abspath(args.source)
     args.shared = args.shared or os.path.join(args.source, '..', 'shared')
@@ -125,11 +107,7 @@ def main():
         subprocess.run([crash_kuberay.PYTHON, os.path.join(crash_kuberay.DOUBLE, 'double_ctl.py'), state, 'stop'])
         proc.wait(timeout=30)
         shutil.rmtree(scratch, ignore_errors=True)
-    if FAILURES:
-        print(f'{len(FAILURES)} check(s) failed')
-        return 1
-    print('all kuberay profile checks passed')
-    return 0
+    return finish('kuberay profile')
 
 
 if __name__ == '__main__':

@@ -10,7 +10,6 @@ the report shows it, and the profile is not a tuning run (its throughput ranks n
 
     profile_campaign_test.py --attune BIN --plugins DIR --source SRC
 """
-import argparse
 import json
 import os
 import shutil
@@ -18,22 +17,11 @@ import subprocess
 import sys
 import tempfile
 
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print('  FAIL: ' + what, flush=True)
-    return cond
+from profile_checks import check, events_by_type, finish, parse_args
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--attune', required=True)
-    ap.add_argument('--plugins', required=True)
-    ap.add_argument('--source', required=True)
-    args = ap.parse_args()
+    args = parse_args()
     env = dict(os.environ, ATTUNE_PLUGIN_PATH=args.plugins, ATTUNE_DATA_DIR=args.source,
                # Debian's torch 1.13 torchrun needs the shim (tools/minigpt/README.md).
                PATH=os.path.join(args.source, 'tools/minigpt/bin') + os.pathsep + os.environ['PATH'])
@@ -46,11 +34,7 @@ def main():
         print(p.stdout[-1500:], flush=True)
         if not check(p.returncode == 0, f'attune run: exit {p.returncode} {p.stderr[-1500:]}'):
             return 1
-        p = subprocess.run([args.attune, 'events', camp, '--json'], env=env, capture_output=True, text=True)
-        events = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
-        by_type = {}
-        for e in events:
-            by_type.setdefault(e['type'], []).append(e['data'])
+        by_type = events_by_type(args.attune, camp, env)
         steps = {d['step']: d['outcome'] for d in by_type.get('StepFinished', [])}
         check(steps.get('baseline') == 'done' and steps.get('profile') == 'done',
               f'baseline and profile steps done: {steps}')
@@ -103,11 +87,7 @@ def main():
         check(p.returncode == 0, f'attune verify: the log with ProfileAnalyzed is sound: {p.stdout[-300:]}')
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    if FAILURES:
-        print(f'{len(FAILURES)} check(s) failed')
-        return 1
-    print('all profile campaign checks passed')
-    return 0
+    return finish('profile campaign')
 
 
 if __name__ == '__main__':

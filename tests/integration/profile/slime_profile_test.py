@@ -11,7 +11,6 @@ has no error and one bar, and the report shows it.
 
     slime_profile_test.py --attune BIN --plugins DIR --source SRC
 """
-import argparse
 import json
 import os
 import shutil
@@ -19,22 +18,11 @@ import subprocess
 import sys
 import tempfile
 
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print('  FAIL: ' + what, flush=True)
-    return cond
+from profile_checks import check, events_by_type, finish, parse_args
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--attune', required=True)
-    ap.add_argument('--plugins', required=True)
-    ap.add_argument('--source', required=True)
-    args = ap.parse_args()
+    args = parse_args()
     scratch = tempfile.mkdtemp(prefix='attune-slime-profile-')
     # The slime stack renders `ray job submit ... -- python3 train.py ...`; no Ray here, so a shim
     # `ray` runs what follows `--` as the job, which is what Ray's job submission does.
@@ -53,11 +41,7 @@ def main():
         print(p.stdout[-1500:], flush=True)
         if not check(p.returncode == 0, f'attune run: exit {p.returncode} {p.stderr[-1500:]}'):
             return 1
-        p = subprocess.run([args.attune, 'events', camp, '--json'], env=env, capture_output=True, text=True)
-        events = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
-        by_type = {}
-        for e in events:
-            by_type.setdefault(e['type'], []).append(e['data'])
+        by_type = events_by_type(args.attune, camp, env)
         steps = {d['step']: d['outcome'] for d in by_type.get('StepFinished', [])}
         check(steps.get('baseline') == 'done' and steps.get('profile') == 'done',
               f'baseline and profile steps done: {steps}')
@@ -96,11 +80,7 @@ def main():
         check('## Profile' in text, 'REPORT.md has the profile section')
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    if FAILURES:
-        print(f'{len(FAILURES)} check(s) failed')
-        return 1
-    print('all slime profile checks passed')
-    return 0
+    return finish('slime profile')
 
 
 if __name__ == '__main__':
