@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "attune/support/log_lines.h"
 
@@ -199,11 +200,15 @@ std::vector<Move> ToyStack::LegalMoves(const Recipe& recipe, const ClusterInfo& 
     Recipe candidate = recipe;
     if (!ApplyChanges(&candidate, {change}).ok()) continue;
     if (!Validate(candidate, cluster).ok() || !CheckObjective(recipe, candidate).pass) continue;
-    moves.push_back(Move{"micro_batch",
-                         {change},
-                         "micro-batch " + current.value_or("1") + " -> " + value + " (" +
-                             std::to_string(global / ParseNumber<int64_t>(value).value_or(1)) +
-                             " micro-batches per step)"});
+    Move move{"micro_batch",
+              {change},
+              "micro-batch " + current.value_or("1") + " -> " + value + " (" +
+                  std::to_string(global / ParseNumber<int64_t>(value).value_or(1)) +
+                  " micro-batches per step)",
+              {}};
+    // An absent --micro-batch means 1: agents then read 1 -> 4 as a move up.
+    if (!current) move.defaults[kMicroBatch] = "1";
+    moves.push_back(std::move(move));
   }
   return moves;
 }

@@ -44,6 +44,10 @@ struct JobSpec {
   int devices = 1;          // total devices (GPUs; CPU cores for the local launcher)
   double time_limit_s = 0;  // hard limit; the launcher stops the job past it
   nlohmann::json options = nlohmann::json::object();  // the workflow's launcher options
+  // The campaign's stack (not owned; outlives the call). A launcher that simulates jobs asks it
+  // for the recipe's parallel plan and renders the log through it (Stack::SimulationPlan,
+  // Stack::RenderSimulatedLog); real launchers ignore it. May be null (launcher probes, tests).
+  const Stack* stack = nullptr;
 };
 
 enum class JobState {

@@ -11,6 +11,7 @@
 #ifndef ATTUNE_STACK_H_
 #define ATTUNE_STACK_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@
 #include "attune/metrics.h"
 #include "attune/plugin.h"
 #include "attune/recipe.h"
+#include "attune/sim_plan.h"
 #include "attune/status.h"
 
 namespace attune {
@@ -43,6 +45,10 @@ struct Move {
   std::string lever_id;
   std::vector<Change> changes;
   std::string summary;  // "micro-batch size 1 -> 2 (gradient accumulation 8 -> 4)"
+  // What an absent key means where the stack knows it (key -> value): a change from "absent" to a
+  // value is then a move up or down from that value, not an unknown one. Megatron's
+  // --expert-tensor-parallel-size absent means the recipe's TP size, for example.
+  std::map<std::string, std::string> defaults;
 };
 
 // The static gate's answer for a candidate against the baseline.
@@ -134,6 +140,27 @@ class Stack : public Plugin {
   // colocated). The engine requests, reserves and charges this many; launchers place them on
   // max(topology nodes, ceil(devices ÷ GPUs per node)) nodes.
   virtual int Devices(const Recipe& recipe) const { return recipe.topology.WorldSize(); }
+
+  // Dry runs (attune/sim_plan.h, docs/sim.md): the recipe as the parallel plan the simulated
+  // cluster models, for a job of `world` devices on `cluster`. A recipe the framework would refuse
+  // is a plan with its refusal set; an error means the recipe cannot be simulated at all (the job
+  // is not started). Unimplemented by default: the stack has no dry runs.
+  virtual Result<sim::ParallelPlan> SimulationPlan(const Recipe& recipe, const ClusterInfo& cluster,
+                                                   int world) const {
+    (void)recipe;
+    (void)cluster;
+    (void)world;
+    return Status::Unimplemented("the " + Name() + " stack has no simulation mapping (dry runs)");
+  }
+
+  // The log text of a simulated job of `recipe` (run.plan is SimulationPlan's answer), in the
+  // stack's own format, so that ParseLog, Measure and Triage read it as they read a real job.
+  virtual Result<std::string> RenderSimulatedLog(const Recipe& recipe,
+                                                 const sim::SimulatedRun& run) const {
+    (void)recipe;
+    (void)run;
+    return Status::Unimplemented("the " + Name() + " stack has no simulated log");
+  }
 
   // Parses a (possibly partial) log. Tolerant of prefixes, timestamps, ANSI codes, CRLF.
   virtual LogParse ParseLog(std::string_view log) const = 0;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -38,6 +39,7 @@ struct CheckOptions {
   double time_limit_s = 5;     // the limit given to the job that must be stopped by it
   std::optional<Recipe> recipe;  // the probe for a launcher that models recipes (virtual time)
   std::optional<LaunchSpec> recipe_launch;
+  std::shared_ptr<const Stack> stack;  // --stack: renders the recipe; a simulating launcher maps it
   std::string dir;             // the campaign directory the launcher keeps its state in
 };
 
@@ -75,6 +77,7 @@ class Probe {
     if (o_.recipe) {
       spec.recipe = *o_.recipe;
       spec.launch = *o_.recipe_launch;
+      spec.stack = o_.stack.get();
     } else {
       spec.recipe.stack = "probe";
       spec.recipe.entry = {"/bin/sh"};
@@ -387,6 +390,7 @@ int RunLauncherCheck(const std::vector<std::string>& args, Env& env) {
     if (!launch.ok()) return error(launch.status().WithContext("rendering " + p.Get("recipe")));
     o.recipe = *recipe;
     o.recipe_launch = *launch;
+    o.stack = std::move(*stack);
   }
   auto dir = CheckDir::Make(p.Has("dir") ? p.Get("dir") : "", "launcher");
   if (!dir.ok()) return error(dir.status());

@@ -53,6 +53,7 @@ Result<JobSpec> BuildSpec(RunContext& ctx, const JobRecord& job) {
   spec.devices = job.devices;
   spec.time_limit_s = job.time_limit_s;
   spec.options = ctx.workflow.launcher.with;
+  spec.stack = ctx.stack.get();
   return spec;
 }
 

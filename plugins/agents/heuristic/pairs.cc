@@ -100,7 +100,7 @@ std::vector<Hungry> OomHungry(const ScoringContext& relaxed) {
   for (auto r = v.history.rbegin(); r != v.history.rend(); ++r) {
     if (!IsOom(*r) || IsPair(*r) || relaxed.levers.count(r->lever_id) == 0) continue;
     if (!seen.insert(DescribeChanges(r->changes)).second) continue;
-    Hungry h{Move{r->lever_id, Rebase(v.leader, r->changes), ""}, 0, 0, r->candidate_id};
+    Hungry h{Move{r->lever_id, Rebase(v.leader, r->changes), "", {}}, 0, 0, r->candidate_id};
     if (h.move.changes.empty()) continue;
     MoveEstimate e = EstimateMove(relaxed, h.move, 0);
     h.gain = e.gain;

@@ -109,7 +109,7 @@ double BlendMeasured(const ScoringContext& ctx, const Lever& lever, int directio
   int n = 1;
   for (const CandidateRecord& r : ctx.view->history) {
     if (r.lever_id != lever.id || r.changes.empty()) continue;
-    MoveShape shape = ShapeOf(r.changes, &lever);
+    MoveShape shape = ShapeOf(r.changes, &lever, &ctx.defaults);
     if (shape.direction != direction) continue;
     std::optional<double> effect = MeasuredEffect(*ctx.view, r);
     if (!effect) continue;
@@ -123,7 +123,7 @@ double HistoryFactor(const ScoringContext& ctx, const Lever& lever, int directio
   double factor = 1;
   for (const CandidateRecord& r : ctx.view->history) {
     if (r.lever_id != lever.id || r.changes.empty()) continue;
-    if (ShapeOf(r.changes, &lever).direction != direction) continue;
+    if (ShapeOf(r.changes, &lever, &ctx.defaults).direction != direction) continue;
     bool current = r.base_id == ctx.view->leader_id;
     if (r.outcome == Outcome::kSlower) factor *= current ? 0.35 : 0.7;
     if (r.outcome == Outcome::kWithinNoise) factor *= current ? 0.5 : 0.85;
@@ -186,10 +186,16 @@ void CheckMemory(const ScoringContext& ctx, MoveEstimate* e) {
 
 }  // namespace
 
-MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever) {
+MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever,
+                  const std::map<std::string, std::string>* defaults) {
   MoveShape shape;
   if (changes.empty()) return shape;
-  const Change& c = MainChange(changes, lever);
+  Change c = MainChange(changes, lever);
+  // An absent key whose meaning the stack told (Move::defaults): a move from that value.
+  if (!c.from && defaults) {
+    auto known = defaults->find(c.key);
+    if (known != defaults->end()) c.from = known->second;
+  }
   bool from_off = !c.from || IsOffValue(*c.from);
   bool to_off = !c.to || IsOffValue(*c.to);
   std::optional<double> from = Number(c.from), to = Number(c.to);
@@ -218,6 +224,13 @@ ScoringContext MakeScoringContext(const CampaignView& view) {
   ctx.diagnoses = ReadDiagnoses(view);
   ctx.lessons = ParseLessons(view.lessons);
   ctx.tried = CollectTried(view);
+  auto add_defaults = [&](const std::vector<Move>& moves) {
+    for (const Move& m : moves) {
+      for (const auto& [key, value] : m.defaults) ctx.defaults.emplace(key, value);
+    }
+  };
+  add_defaults(view.legal_moves);
+  for (const auto& parent : view.parents) add_defaults(parent.legal_moves);
   for (const CandidateRecord& r : view.history) {
     if (!r.failure || r.failure->kind != FailureKind::kOom) continue;
     for (const Change& c : r.changes) {
@@ -241,7 +254,7 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
     return e;
   }
   const Lever& lever = *it->second;
-  MoveShape shape = ShapeOf(move.changes, &lever);
+  MoveShape shape = ShapeOf(move.changes, &lever, &move.defaults);
   e.direction = shape.direction;
   e.steps = shape.steps;
   double base_speed =

@@ -54,6 +54,9 @@ struct ScoringContext {
   std::map<std::string, LessonPrior> lessons;        // ParseLessons(view.lessons)
   TriedSet tried;                                    // CollectTried(view)
   std::map<std::string, double> oom_at;              // numeric key -> lowest value that OOMed
+  // What absent keys mean (Move::defaults of the leader's and the parents' moves), for reading the
+  // direction of past changes from "absent".
+  std::map<std::string, std::string> defaults;
 };
 
 ScoringContext MakeScoringContext(const CampaignView& view);
@@ -85,7 +88,9 @@ struct MoveShape {
   double steps = 1;
   double strength = 1;     // 0.7 for categorical moves
 };
-MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever);
+// `defaults`: what an absent key means (Move::defaults), when known.
+MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever,
+                  const std::map<std::string, std::string>* defaults = nullptr);
 
 }  // namespace attune::agents
 

@@ -5,8 +5,7 @@
 #include <vector>
 
 #include "attune/hash.h"
-#include "log_writer.h"
-#include "megatron_rules.h"
+#include "loss_curve.h"
 #include "memory_model.h"
 #include "setup.h"
 
@@ -71,13 +70,48 @@ std::vector<double> IterationTimes(const TrainingSetup& s, double step, const Cl
   return out;
 }
 
-JobOutcome Failed(JobState state, int exit_code, std::string reason, const LogWriter& log, double start) {
+// The memory model's answer as the stack's renderer sees it, with the state of the device at the
+// failing allocation when it does not fit.
+SimMemory MemoryFacts(const TrainingSetup& setup, const ClusterSpec& cluster) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  MemoryEstimate estimate = EstimateMemory(setup, cluster);
+  auto facts = [](const StageMemory& m) {
+    return SimStageMemory{m.stage, m.weight_optimizer_b, m.activation_b, m.max_allocated_b, m.max_reserved_b};
+  };
+  SimMemory out;
+  for (int s = 0; s < setup.par.pp; ++s) out.stages.push_back(facts(EstimateStageMemory(setup, cluster, s)));
+  const StageMemory& w = estimate.worst;
+  out.worst = facts(w);
+  out.capacity_b = estimate.capacity_b;
+  out.fits = estimate.fits;
+  if (!estimate.fits) {
+    out.tried_to_allocate_b = w.largest_allocation_b;
+    out.in_use_b = std::min(estimate.capacity_b - 0.3 * kGiB,
+                            w.max_reserved_b + w.non_pytorch_b - w.largest_allocation_b);
+    double reserved = std::max(0.0, out.in_use_b - w.non_pytorch_b);
+    out.allocated_b = reserved / (1 + kFragmentation);
+    out.reserved_unallocated_b = reserved - out.allocated_b;
+    out.free_b = std::max(0.0, estimate.capacity_b - out.in_use_b);
+  }
+  return out;
+}
+
+// The run so far, for the stack to render, and the job's outcome in the launcher's words.
+Result<JobOutcome> Finish(const JobSpec& spec, const Recipe& recipe, SimulatedRun run, JobState state,
+                          int exit_code, std::string reason, double step_s) {
   JobOutcome o;
   o.state = state;
   o.exit_code = exit_code;
   o.reason = std::move(reason);
-  o.log = log.text();
-  o.duration_s = log.now() - start;
+  o.duration_s = run.end_s - run.start_s;
+  o.step_time_s = step_s;
+  Result<std::string> log = spec.stack->RenderSimulatedLog(recipe, run);
+  if (!log.ok()) {
+    return Status(log.status().code(), "sim launcher: the " + spec.stack->Name() +
+                                           " stack cannot render job '" + spec.name +
+                                           "': " + log.status().message());
+  }
+  o.log = *std::move(log);
   return o;
 }
 
@@ -96,13 +130,10 @@ InjectedFailure DrawFailure(const FailureRates& rates, uint64_t seed, const std:
 
 Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, double start_s,
                                const ModelFactors& factors) {
-  if (!spec.recipe.stack.empty() && spec.recipe.stack != "megatron") {
-    // The model reads the network's shape from Megatron-LM's flags. Other stacks name a
-    // checkpoint instead (AutoModel: a Hugging Face model id), so there is nothing to model.
-    return Status::InvalidArgument(
-        "sim launcher: job '" + spec.name + "' is a '" + spec.recipe.stack +
-        "' recipe; the simulated cluster models Megatron-LM recipes only (the model shape comes "
-        "from Megatron's flags). Run it on the local, slurm or another real launcher");
+  if (spec.stack == nullptr) {
+    return Status::InvalidArgument("sim launcher: job '" + spec.name +
+                                   "' came without its stack; a simulated job is modelled from "
+                                   "the stack's parallel plan (JobSpec::stack)");
   }
   int world = WorldOf(spec);
   if (world > cluster.WorldSize()) {
@@ -113,30 +144,50 @@ Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, 
                                    std::to_string(cluster.gpus_per_node) +
                                    "); raise with.nodes or shrink the recipe's topology");
   }
-  ATTUNE_ASSIGN_OR_RETURN(TrainingSetup setup, SetupFromRecipe(WithLaunchEnv(spec), world));
-  LogWriter log(setup, cluster, start_s);
-  double setup_s = cluster.startup_s;
-  if (auto error = CheckMegatronArguments(setup, cluster)) {
-    if (error->raised_at == RaisedAt::kArgparse) {
-      log.Advance(setup_s * 0.1);
-      log.ArgumentError(*error);
-      return Failed(JobState::kFailed, 2, "exited with code 2 (argument error)", log, start_s);
-    }
-    log.WorldSizeLine();
-    if (error->raised_at == RaisedAt::kFirstIteration) log.Startup(setup_s);
-    else log.Advance(setup_s * 0.2);
-    log.ArgumentError(*error);
-    return Failed(JobState::kFailed, 1, "exited with code 1", log, start_s);
+  const Recipe recipe = WithLaunchEnv(spec);
+  Result<ParallelPlan> plan = spec.stack->SimulationPlan(recipe, ToClusterInfo(cluster), world);
+  if (!plan.ok()) {
+    return Status(plan.status().code(),
+                  "sim launcher: job '" + spec.name + "': " + plan.status().message() +
+                      (plan.status().code() == StatusCode::kUnimplemented
+                           ? " (the simulated cluster runs recipes of stacks that map them to a "
+                             "parallel plan: docs/sim.md, \"Dry runs for every stack\")"
+                           : ""));
   }
-  log.WorldSizeLine();
-  log.Startup(setup_s);
-  MemoryEstimate memory = EstimateMemory(setup, cluster);
-  if (!memory.fits) {
-    log.Advance(5.0);
-    log.OutOfMemory(memory);
-    return Failed(JobState::kFailed, 1, "exited with code 1", log, start_s);
+  const TrainingSetup& setup = *plan;
+  SimulatedRun run;
+  run.plan = setup;
+  run.gpu = cluster.gpu.name;
+  run.gpu_memory_gib = cluster.gpu.memory_gib;
+  run.nodes = cluster.nodes;
+  run.gpus_per_node = cluster.gpus_per_node;
+  run.start_s = start_s;
+  const double setup_s = cluster.startup_s;
+  if (setup.refusal) {
+    // Argparse refuses at once, validation a little later, the first step after start-up.
+    double at = setup.refusal->raised_at == RaisedAt::kArgparse  ? setup_s * 0.1
+                : setup.refusal->raised_at == RaisedAt::kStartup ? setup_s * 0.2
+                                                                 : setup_s;
+    run.startup_s = at;
+    run.end = SimEnd::kRefused;
+    run.failure_s = run.end_s = start_s + at;
+    bool argparse = setup.refusal->raised_at == RaisedAt::kArgparse;
+    return Finish(spec, recipe, std::move(run), JobState::kFailed, argparse ? 2 : 1,
+                  argparse ? "exited with code 2 (argument error)" : "exited with code 1", 0);
+  }
+  ParamCounts params = CountParams(setup);
+  run.params_first_stage_per_gpu = params.first_stage_per_gpu;
+  run.params_last_stage_per_gpu = params.last_stage_per_gpu;
+  run.params_expert_per_gpu = params.expert_per_gpu;
+  run.memory = MemoryFacts(setup, cluster);
+  run.startup_s = setup_s;
+  if (!run.memory.fits) {
+    run.end = SimEnd::kOutOfMemory;
+    run.failure_s = run.end_s = start_s + setup_s + 5.0;
+    return Finish(spec, recipe, std::move(run), JobState::kFailed, 1, "exited with code 1", 0);
   }
   StepBreakdown step = EstimateStep(setup, cluster, factors);
+  run.model_flops_per_iteration = step.model_flops;
   int64_t count = setup.run.IterationsToRun();
   // Draws depend on the seed and the job's place in its campaign, never on the campaign's id (the
   // same seed gives the same campaign in any directory).
@@ -151,30 +202,37 @@ Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, 
   // The launcher's time limit cuts the run wherever it falls.
   double limit = spec.time_limit_s > 0 ? spec.time_limit_s : 1e18;
   int64_t ran = 0;
-  double elapsed = log.now() - start_s;
+  double elapsed = setup_s;
   while (ran < stop_at && elapsed + times[ran] <= limit) elapsed += times[ran++];
-  log.Iterations(1, std::vector<double>(times.begin(), times.begin() + ran), step.model_flops);
-  JobOutcome out;
-  out.step_time_s = step.step_s;
+  LossCurve curve(setup);
+  for (int64_t i = 0; i < ran; ++i) {
+    int64_t it = i + 1;
+    run.iterations.push_back({times[i], curve.LossAt(it), curve.LoadBalancingLossAt(it),
+                              curve.GradNormAt(it), curve.LearningRateAt(it)});
+  }
+  const double last = start_s + elapsed;
   if (ran < stop_at || failure == InjectedFailure::kHang) {
-    JobOutcome o = Failed(JobState::kTimedOut, -1, "reached its time limit", log, start_s);
-    o.duration_s = std::isfinite(limit) && limit < 1e17 ? limit : 2 * 3600.0;
-    o.step_time_s = step.step_s;
-    return o;
+    run.end = ran < stop_at ? SimEnd::kTimeLimit : SimEnd::kHang;
+    run.end_s = start_s + (std::isfinite(limit) && limit < 1e17 ? limit : 2 * 3600.0);
+    return Finish(spec, recipe, std::move(run), JobState::kTimedOut, -1, "reached its time limit",
+                  step.step_s);
   }
   if (failure == InjectedFailure::kNcclTimeout) {
-    log.NcclTimeout(stop_at, setup.run.distributed_timeout_min * 60.0);
-    out = Failed(JobState::kFailed, 1, "exited with code 1 (child killed by SIGABRT)", log, start_s);
-  } else if (failure == InjectedFailure::kNodeFailure) {
-    log.Advance(30.0);
-    log.NodeFailure();
-    out = Failed(JobState::kNodeFailure, -1, "node failure (simulated)", log, start_s);
-  } else {
-    log.Finish(setup.run.exit_interval > 0 && setup.run.exit_interval <= count);
-    out = Failed(JobState::kSucceeded, 0, "", log, start_s);
+    run.end = SimEnd::kNcclTimeout;
+    run.failure_s = run.end_s = last + setup.run.distributed_timeout_min * 60.0;
+    return Finish(spec, recipe, std::move(run), JobState::kFailed, 1,
+                  "exited with code 1 (child killed by SIGABRT)", step.step_s);
   }
-  out.step_time_s = step.step_s;
-  return out;
+  if (failure == InjectedFailure::kNodeFailure) {
+    run.end = SimEnd::kNodeFailure;
+    run.failure_s = run.end_s = last + 30.0;
+    return Finish(spec, recipe, std::move(run), JobState::kNodeFailure, -1,
+                  "node failure (simulated)", step.step_s);
+  }
+  run.end = setup.run.exit_interval > 0 && setup.run.exit_interval <= count ? SimEnd::kExitInterval
+                                                                             : SimEnd::kFinished;
+  run.end_s = last;
+  return Finish(spec, recipe, std::move(run), JobState::kSucceeded, 0, "", step.step_s);
 }
 
 }  // namespace attune::sim

@@ -27,8 +27,10 @@ struct JobOutcome {
 enum class InjectedFailure { kNone, kNcclTimeout, kHang, kNodeFailure };
 InjectedFailure DrawFailure(const FailureRates& rates, uint64_t seed, const std::string& job_name);
 
-// Simulates the job. Fails (a Status, nothing ran) only when the job cannot be placed on the
-// cluster or is not a Megatron recipe; Megatron's own refusals are outcomes with their log text.
+// Simulates the job: the stack (spec.stack) maps the recipe to its parallel plan, the models here
+// run it, and the stack renders the log. Fails (a Status, nothing ran) only when the job cannot be
+// placed on the cluster or its stack cannot map or render it; the framework's own refusals are
+// outcomes with their log text.
 Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, double start_s,
                                const ModelFactors& factors = {});
 

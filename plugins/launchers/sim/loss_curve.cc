@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "attune/hash.h"
 
@@ -17,49 +16,7 @@ double Unit(const std::string& text) {
 
 }  // namespace
 
-bool IsThroughputOrLoggingFlag(const std::string& flag) {
-  static const std::set<std::string> exact = {
-      "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
-      "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
-      "--context-parallel-size", "--expert-model-parallel-size", "--expert-tensor-parallel-size",
-      "--sequence-parallel", "--micro-batch-size", "--use-distributed-optimizer",
-      "--overlap-grad-reduce", "--overlap-param-gather", "--overlap-param-gather-with-optimizer-step",
-      "--tp-comm-overlap", "--no-overlap-p2p-communication", "--distribute-saved-activations",
-      "--enable-cuda-graph", "--external-cuda-graph", "--attention-backend", "--use-flash-attn",
-      "--transformer-impl", "--moe-grouped-gemm", "--moe-token-dispatcher-type",
-      "--moe-permute-fusion", "--moe-router-fusion", "--overlap-moe-expert-parallel-comm",
-      "--moe-shared-expert-overlap", "--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl",
-      "--exit-interval", "--exit-duration-in-mins", "--distributed-timeout-minutes",
-      "--num-workers", "--use-tp-pp-dp-mapping", "--decoder-first-pipeline-num-layers",
-      "--decoder-last-pipeline-num-layers", "--empty-unused-memory-level",
-      "--defer-embedding-wgrad-compute", "--fp8-param-gather", "--num-distributed-optimizer-instances",
-      "--no-gradient-accumulation-fusion", "--train-sync-interval", "--no-align-param-gather",
-      "--no-align-grad-reduce", "--use-nccl-ub", "--use-sharp", "--high-priority-stream-groups",
-      "--mlp-chunks-for-training", "--disable-jit-fuser", "--use-te-activation-func",
-      "--use-cpu-initialization", "--microbatch-group-size-per-virtual-pipeline-stage"};
-  static const char* const prefixes[] = {"--recompute-", "--cuda-graph-", "--manual-gc", "--log-",
-                                         "--timing-log-", "--tensorboard", "--wandb-", "--save",
-                                         "--eval-", "--ddp-", "--tp-comm-", "--moe-flex-",
-                                         "--cpu-offloading", "--no-barrier"};
-  if (exact.count(flag)) return true;
-  if (flag == "--recompute-activations") return true;
-  for (const char* p : prefixes) {
-    if (flag.rfind(p, 0) == 0) return true;
-  }
-  // Kernel fusion switches (--no-masked-softmax-fusion, --no-rope-fusion, ...).
-  return flag.rfind("--no-", 0) == 0 && flag.size() > 7 && flag.substr(flag.size() - 7) == "-fusion";
-}
-
-std::string ObjectiveKey(const TrainingSetup& setup) {
-  std::string key;
-  for (const auto& [flag, value] : setup.flags) {  // std::map: sorted, so canonical
-    if (IsThroughputOrLoggingFlag(flag)) continue;
-    key += flag + "=" + value + ";";
-  }
-  return key;
-}
-
-LossCurve::LossCurve(const TrainingSetup& s) : key_(ObjectiveKey(s)) {
+LossCurve::LossCurve(const TrainingSetup& s) : key_(s.objective_key) {
   double vocab = static_cast<double>(std::max<int64_t>(2, s.model.vocab_unpadded));
   initial_ = std::log(vocab) + 0.35;
   double params = 12.0 * s.model.layers * static_cast<double>(s.model.hidden) * s.model.hidden;

@@ -1,9 +1,9 @@
 // Copyright attune authors.
 //
 // The simulated training curve: lm loss, grad norm and learning rate per iteration. The curve
-// depends only on what defines the training objective (seed, data, batch, schedule, model,
-// precision recipe: every flag that is not a throughput or logging lever) and never on parallel
-// layout or speed settings, so the paired-loss gate passes a lever and refuses an objective
+// depends only on what defines the training objective (the plan's objective_key, which the stack
+// builds from every setting that is not a throughput or logging lever, and the schedule) and never
+// on parallel layout or speed settings, so the paired-loss gate passes a lever and refuses an objective
 // change, as it would on real hardware.
 #ifndef ATTUNE_PLUGINS_LAUNCHERS_SIM_LOSS_CURVE_H_
 #define ATTUNE_PLUGINS_LAUNCHERS_SIM_LOSS_CURVE_H_
@@ -14,13 +14,6 @@
 #include "setup.h"
 
 namespace attune::sim {
-
-// True for flags that change speed, memory or logging only (reference §1); they do not enter the
-// objective key.
-bool IsThroughputOrLoggingFlag(const std::string& flag);
-
-// A canonical string of the objective-defining flags and values of `setup`.
-std::string ObjectiveKey(const TrainingSetup& setup);
 
 class LossCurve {
  public:

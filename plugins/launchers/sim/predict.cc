@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "csv.h"
-#include "megatron_rules.h"
 #include "memory_model.h"
+#include "sim_mapping.h"
 
 namespace attune::sim {
 namespace {
@@ -191,9 +191,10 @@ Result<Candidate> BestCandidate(const CalibrationRow& row, const Recipe& base, c
         Add(&r, "--micro-batch-size", mbs);
         if (vpp > 1) Add(&r, "--num-virtual-stages-per-pipeline-rank", vpp);
         AddRecompute(&r, rc);
-        ATTUNE_ASSIGN_OR_RETURN(TrainingSetup setup, SetupFromRecipe(r, world));
-        if (auto error = CheckMegatronArguments(setup, cluster)) {
-          if (refusal.empty()) refusal = error->message;
+        ATTUNE_ASSIGN_OR_RETURN(TrainingSetup setup,
+                                megatron::MegatronSimulationPlan(r, ToClusterInfo(cluster), world));
+        if (setup.refusal) {
+          if (refusal.empty()) refusal = setup.refusal->message;
           continue;
         }
         bool fits = EstimateMemory(setup, cluster).fits;

@@ -1,123 +1,15 @@
 // Copyright attune authors.
 //
-// TrainingSetup: what the simulator needs to know about a Megatron-LM run, read from the recipe's
-// arguments (Megatron's flag spellings, reference §1) or from a calibration row.
+// TrainingSetup: what the simulator models, the parallel plan a stack maps its recipe to
+// (attune/sim_plan.h; Stack::SimulationPlan). The simulator reads no recipe itself.
 #ifndef ATTUNE_PLUGINS_LAUNCHERS_SIM_SETUP_H_
 #define ATTUNE_PLUGINS_LAUNCHERS_SIM_SETUP_H_
 
-#include <cstdint>
-#include <map>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "attune/recipe.h"
-#include "attune/status.h"
+#include "attune/sim_plan.h"
 
 namespace attune::sim {
 
-enum class Recompute { kNone, kSelective, kFull };
-enum class RecomputeMethod { kUniform, kBlock };
-enum class Dispatcher { kAllgather, kAlltoall, kFlex };
-
-// The network and its size.
-struct ModelShape {
-  int64_t layers = 0;
-  int64_t hidden = 0;
-  int64_t ffn_hidden = 0;      // dense MLP width
-  int64_t heads = 0;
-  int64_t query_groups = 0;    // = heads without GQA
-  int64_t kv_channels = 0;     // head dim
-  int64_t vocab = 0;           // padded
-  int64_t vocab_unpadded = 0;
-  int64_t seq_length = 0;
-  bool swiglu = false;
-  bool untied_embeddings = false;
-  bool learned_positions = false;
-  // MoE (experts == 0 for dense models).
-  int64_t experts = 0;
-  int64_t topk = 2;
-  int64_t moe_ffn_hidden = 0;
-  int64_t shared_expert_hidden = 0;
-  int64_t moe_layer_freq = 1;  // every Nth layer is MoE
-  double moe_aux_loss_coeff = 0;
-
-  int64_t MoeLayers() const;
-  int64_t DenseLayers() const { return layers - MoeLayers(); }
-};
-
-// Parallel layout and batch.
-struct Parallelism {
-  int tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
-  int64_t micro_batch = 1;
-  int64_t global_batch = 1;
-  int64_t layers_per_virtual_stage = 0;  // --num-layers-per-virtual-pipeline-stage, 0 if absent
-  int world = 1;
-
-  int64_t MicroBatches() const { return global_batch / (micro_batch * dp); }
-};
-
-// Speed and memory switches.
-struct Features {
-  bool sequence_parallel = false;
-  bool distributed_optimizer = false;
-  bool overlap_grad_reduce = false;
-  bool overlap_param_gather = false;
-  bool tp_comm_overlap = false;
-  bool overlap_p2p = true;          // interleaved-schedule p2p overlap (default on with VPP)
-  bool fp8 = false;
-  bool fp8_param_gather = false;    // parameters kept in FP8 (--fp8-param-gather)
-  bool fp16 = false;
-  bool grad_reduce_in_bf16 = false;
-  bool cuda_graphs = false;
-  bool flash_attention = true;      // TE fused/flash attention (false: unfused softmax)
-  bool grouped_gemm = false;
-  bool overlap_moe_comm = false;
-  bool cross_entropy_fusion = false;
-  bool attention_dropout = true;    // --attention-dropout > 0
-  Dispatcher dispatcher = Dispatcher::kAllgather;
-  Recompute recompute = Recompute::kNone;
-  RecomputeMethod recompute_method = RecomputeMethod::kUniform;
-  int recompute_layers = 0;         // --recompute-num-layers
-  int cuda_graph_warmup_steps = 3;
-};
-
-// Logging and run length.
-struct RunControl {
-  int64_t train_iters = 0;
-  int64_t exit_interval = 0;   // 0: none
-  int64_t log_interval = 100;
-  bool log_throughput = false;
-  double distributed_timeout_min = 10;
-  int64_t seed = 1234;
-  double lr = 0;
-  double min_lr = 0;
-  int64_t lr_warmup_iters = 0;
-  std::string lr_decay_style = "linear";
-  int64_t IterationsToRun() const;
-};
-
-struct TrainingSetup {
-  ModelShape model;
-  Parallelism par;
-  Features feat;
-  RunControl run;
-  // Flags as given (flag -> joined values, "" for a switch) and the environment.
-  std::map<std::string, std::string> flags;
-  std::map<std::string, std::string> env;
-  // Problems found while reading that Megatron would report at start-up (first one wins).
-  std::vector<std::string> read_errors;
-
-  bool Has(const std::string& flag) const { return flags.count(flag) > 0; }
-};
-
-// Reads a Megatron recipe. `world` is the number of GPUs the job runs on. Never fails on
-// Megatron-level problems (those are for ValidateSetup to report as Megatron would); fails only
-// when the recipe is not a Megatron recipe at all (no --num-layers/--hidden-size...).
-Result<TrainingSetup> SetupFromRecipe(const Recipe& recipe, int world);
-
-// Padded vocabulary, as Megatron computes it: ceil(V / (divisible_by·TP))·(divisible_by·TP).
-int64_t PaddedVocab(int64_t vocab, int64_t divisible_by, int tp);
+using TrainingSetup = ParallelPlan;
 
 }  // namespace attune::sim
 

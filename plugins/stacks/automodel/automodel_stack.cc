@@ -7,6 +7,7 @@
 #include "config_view.h"
 #include "log_parser.h"
 #include "recipe_import.h"
+#include "dry_run.h"
 
 namespace attune::automodel {
 namespace {
@@ -92,7 +93,7 @@ std::vector<Move> AutoModelStack::LegalMoves(const Recipe& recipe, const Cluster
       if (!Validate(candidate, cluster).ok()) continue;
       if (!CheckObjective(recipe, candidate).pass) continue;
       moves.push_back(Move{spec.lever.id, {change},
-                           spec.key.substr(2) + " " + current.value_or("(unset)") + " -> " + value});
+                           spec.key.substr(2) + " " + current.value_or("(unset)") + " -> " + value, {}});
     }
   }
   return moves;
@@ -325,6 +326,16 @@ nlohmann::json AutoModelStack::Describe() const {
   }
   return {{"stack", "automodel"},     {"levers", levers},         {"objective_rules", rules},
           {"neutral", knowledge_.neutral}, {"constraints", constraints}, {"triage", triage}};
+}
+
+Result<sim::ParallelPlan> AutoModelStack::SimulationPlan(const Recipe& recipe, const ClusterInfo& cluster,
+                                                         int world) const {
+  return AutoModelSimulationPlan(recipe, knowledge_, cluster, world);
+}
+
+Result<std::string> AutoModelStack::RenderSimulatedLog(const Recipe& recipe,
+                                                       const sim::SimulatedRun& run) const {
+  return RenderAutoModelLog(recipe, run);
 }
 
 }  // namespace attune::automodel

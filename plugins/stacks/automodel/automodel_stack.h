@@ -30,6 +30,11 @@ class AutoModelStack : public Stack {
   // Refused: AutoModel has no setting that writes PyTorch-profiler traces (automodel_stack.cc).
   Result<Recipe> ProfileForm(const Recipe& form, const std::string& trace_dir) const override;
   std::optional<int64_t> BenchmarkLength(const Recipe& form) const override;
+  // Dry runs (dry_run.h): the checkpoint's shape, the mesh, batch and switches as a plan.
+  Result<sim::ParallelPlan> SimulationPlan(const Recipe& recipe, const ClusterInfo& cluster,
+                                           int world) const override;
+  Result<std::string> RenderSimulatedLog(const Recipe& recipe,
+                                         const sim::SimulatedRun& run) const override;
   GateVerdict CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const override;
   Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const override;
   LogParse ParseLog(std::string_view log) const override;

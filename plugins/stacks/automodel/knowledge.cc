@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "attune/recipe.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -97,6 +99,28 @@ Status LoadTriage(const std::string& dir, Knowledge* k) {
   return Status::Ok();
 }
 
+// models.yaml: optional (dry runs of recipes whose checkpoint it lists need it).
+Status LoadModels(const std::string& dir, Knowledge* k) {
+  std::string file = dir + "/models.yaml";
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Status::Ok();
+  std::ostringstream text;
+  text << in.rdbuf();
+  ATTUNE_ASSIGN_OR_RETURN(nlohmann::json doc, YamlToJsonValue(text.str(), file));
+  if (!doc.is_object() || !doc.contains("models") || !doc["models"].is_object()) {
+    return Status::InvalidArgument(file + ": expected a mapping 'models:' of checkpoint names to "
+                                   "config.json fields");
+  }
+  for (const auto& [name, fields] : doc["models"].items()) {
+    if (!fields.is_object()) {
+      return Status::InvalidArgument(file + ": models." + name + " must be a mapping of "
+                                     "config.json fields (num_hidden_layers: ..., ...)");
+    }
+    k->models[name] = fields;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const LeverSpec* Knowledge::FindLever(const std::string& dotted_key) const {
@@ -120,6 +144,7 @@ Result<Knowledge> LoadKnowledge(const std::string& dir) {
     ATTUNE_RETURN_IF_ERROR(LoadLevers(dir, &k));
     ATTUNE_RETURN_IF_ERROR(LoadObjective(dir, &k));
     ATTUNE_RETURN_IF_ERROR(LoadTriage(dir, &k));
+    ATTUNE_RETURN_IF_ERROR(LoadModels(dir, &k));
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(dir + ": malformed knowledge file at line " +
                                    std::to_string(e.mark.line + 1) + ": " + e.msg);

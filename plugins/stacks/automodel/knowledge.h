@@ -1,6 +1,6 @@
 // Copyright attune authors.
 //
-// The AutoModel stack's knowledge as data: stacks/automodel/{levers,objective,triage}.yaml,
+// The AutoModel stack's knowledge as data: stacks/automodel/{levers,objective,triage,models}.yaml,
 // loaded once when the plugin is created. Errors name the file, line and column.
 #ifndef ATTUNE_PLUGINS_STACKS_AUTOMODEL_KNOWLEDGE_H_
 #define ATTUNE_PLUGINS_STACKS_AUTOMODEL_KNOWLEDGE_H_
@@ -9,6 +9,8 @@
 #include <regex>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "attune/metrics.h"
 #include "attune/stack.h"
@@ -46,6 +48,8 @@ struct Knowledge {
   std::vector<ConditionalRule> conditionals;
   std::vector<std::string> neutral;
   support::TriageSpec triage;  // stacks/automodel/triage.yaml, the shared triage schema
+  // stacks/automodel/models.yaml: checkpoint name -> its config.json fields (dry runs).
+  std::map<std::string, nlohmann::json> models;
 
   const LeverSpec* FindLever(const std::string& dotted_key) const;
 };

@@ -150,7 +150,7 @@ std::vector<DeviceKind> ParseDevices(const std::string& source, const YAML::Node
 
 LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const std::string& path) {
   CheckKeys(source, node, path,
-            {"id", "description", "keys", "type", "default", "values", "presets", "companions",
+            {"id", "description", "keys", "type", "default", "default_from", "values", "presets", "companions",
              "requires", "requires_present", "excludes", "addresses", "expected_speed",
              "expected_memory", "changes_rng", "loss_tolerance", "devices",
              "needs_data_parallel"});
@@ -161,6 +161,7 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
   if (!node["type"]) Fail(source, node, path, "missing required key 'type'");
   spec.type = ParseLeverType(source, node["type"], path + ".type");
   if (node["default"]) spec.default_value = Str(source, node["default"], path + ".default");
+  if (node["default_from"]) spec.default_from = Str(source, node["default_from"], path + ".default_from");
   ParseLeverValues(source, node["values"], path + ".values", &spec);
   if (node["presets"]) ParsePresets(source, node["presets"], path + ".presets", &spec);
   spec.companions = StrList(source, node["companions"], path + ".companions");

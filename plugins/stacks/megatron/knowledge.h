@@ -41,6 +41,8 @@ struct LeverSpec {
   Lever lever;                       // what the engine sees
   LeverType type = LeverType::kInt;
   std::optional<std::string> default_value;  // the value an absent key means ("1" for TP)
+  // An absent key means the value of this other key instead (ETP: --tensor-model-parallel-size).
+  std::string default_from;
   // Explicit values (std::nullopt = remove the key) or a generator.
   std::vector<std::optional<std::string>> values;
   std::string powers_of_two_up_to;   // "8", "gpus_per_node", "num_layers", "num_experts", "world"

@@ -12,6 +12,8 @@
 #include "moves.h"
 #include "objective.h"
 #include "options_schema.h"
+#include "sim_log.h"
+#include "sim_mapping.h"
 #include "timers.h"
 #include "triage.h"
 #include "validate.h"
@@ -230,6 +232,16 @@ Result<std::unique_ptr<Plugin>> Create(const PluginContext& context) {
   }
   ATTUNE_ASSIGN_OR_RETURN(auto stack, MegatronStack::Open(dir));
   return std::unique_ptr<Plugin>(std::move(stack));
+}
+
+Result<sim::ParallelPlan> MegatronStack::SimulationPlan(const Recipe& recipe, const ClusterInfo& cluster,
+                                                        int world) const {
+  return MegatronSimulationPlan(recipe, cluster, world);
+}
+
+Result<std::string> MegatronStack::RenderSimulatedLog(const Recipe& recipe,
+                                                      const sim::SimulatedRun& run) const {
+  return RenderMegatronLog(recipe, run);
 }
 
 }  // namespace attune::megatron

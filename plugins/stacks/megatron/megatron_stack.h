@@ -32,6 +32,10 @@ class MegatronStack final : public Stack {
   Result<Recipe> BenchmarkForm(const Recipe& recipe) const override;
   std::optional<int64_t> BenchmarkLength(const Recipe& form) const override;
   Result<Recipe> ProfileForm(const Recipe& form, const std::string& trace_dir) const override;
+  Result<sim::ParallelPlan> SimulationPlan(const Recipe& recipe, const ClusterInfo& cluster,
+                                           int world) const override;
+  Result<std::string> RenderSimulatedLog(const Recipe& recipe,
+                                         const sim::SimulatedRun& run) const override;
   LogParse ParseLog(std::string_view log) const override;
   Result<Measurement> Measure(const LogParse& parse, const Recipe& recipe) const override;
   Failure Triage(std::string_view log, const JobEnd& end) const override;

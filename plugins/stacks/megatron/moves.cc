@@ -56,6 +56,18 @@ void ApplyCompanion(const std::string& name, const ClusterInfo& cluster, Recipe*
   }
 }
 
+// What the lever's absent key means in `recipe`: its catalog default, or the value of the key it
+// defaults from (itself defaulting to that key's lever's default).
+std::optional<std::string> EffectiveDefault(const Knowledge& knowledge, const LeverSpec& spec,
+                                            const Recipe& recipe) {
+  if (spec.default_from.empty()) return spec.default_value;
+  if (auto value = GetValue(recipe, spec.default_from)) return value;
+  for (const auto& other : knowledge.levers) {
+    if (!other.lever.keys.empty() && other.lever.keys[0] == spec.default_from) return other.default_value;
+  }
+  return spec.default_value;
+}
+
 bool TurnsOn(const std::optional<std::string>& from, const std::optional<std::string>& to,
              const LeverSpec& spec) {
   if (!to) return false;
@@ -63,7 +75,7 @@ bool TurnsOn(const std::optional<std::string>& from, const std::optional<std::st
 }
 
 // The changes for one lever value, or std::nullopt when the lever may not move there.
-std::optional<std::vector<Change>> BuildChanges(const LeverSpec& spec,
+std::optional<std::vector<Change>> BuildChanges(const Knowledge& knowledge, const LeverSpec& spec,
                                                 const std::optional<std::string>& value,
                                                 const Recipe& recipe, const ClusterInfo& cluster) {
   Recipe next = recipe;
@@ -81,7 +93,8 @@ std::optional<std::vector<Change>> BuildChanges(const LeverSpec& spec,
     const std::string& key = spec.lever.keys[0];
     auto from = GetValue(recipe, key);
     // An absent key already means the default: moving to the default is no move.
-    if (!from && value && spec.default_value && *value == *spec.default_value) return std::nullopt;
+    std::optional<std::string> absent_means = EffectiveDefault(knowledge, spec, recipe);
+    if (!from && value && absent_means && *value == *absent_means) return std::nullopt;
     AddChange(&next, &changes, key, value);
   }
   if (changes.empty()) return std::nullopt;
@@ -151,13 +164,18 @@ std::vector<Move> EnumerateMoves(const Knowledge& knowledge, const Recipe& recip
     // nothing: a candidate spent on it could only measure noise.
     if (spec.needs_data_parallel && ReadView(recipe).dp <= 1) continue;
     for (const auto& value : CandidateValues(spec, recipe)) {
-      auto changes = BuildChanges(spec, value, recipe, cluster);
+      auto changes = BuildChanges(knowledge, spec, value, recipe, cluster);
       if (!changes) continue;
       Recipe next = recipe;
       if (!ApplyChanges(&next, *changes).ok()) continue;
       if (!ValidateForCluster(knowledge, next, cluster).ok()) continue;
       if (!CheckObjectiveRules(knowledge, recipe, next).pass) continue;
-      moves.push_back(Move{spec.lever.id, *changes, Summarize(spec, value, *changes, recipe)});
+      Move move{spec.lever.id, *changes, Summarize(spec, value, *changes, recipe), {}};
+      for (const Change& c : move.changes) {
+        if (c.from || spec.lever.keys.empty() || c.key != spec.lever.keys[0]) continue;
+        if (auto absent_means = EffectiveDefault(knowledge, spec, recipe)) move.defaults[c.key] = *absent_means;
+      }
+      moves.push_back(std::move(move));
     }
   }
   return moves;

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 
 #include "history.h"
 #include "scoring.h"
@@ -48,12 +49,12 @@ TEST_CASE("a move addresses the memory diagnosis its own memory sign implies",
     if (lever.id == "micro_batch_size") lever.addresses = {"memory_headroom", "memory_pressure"};
   }
   auto ctx = MakeScoringContext(view);
-  Move bigger{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, ""};
+  Move bigger{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "", {}};
   auto e = EstimateMove(ctx, bigger, 0);
   CHECK(Has(e.addresses, "memory_headroom"));
   CHECK_FALSE(Has(e.addresses, "memory_pressure"));
   CHECK(e.memory > 0);
-  Move less_recompute{"recompute", {{"--recompute-granularity", "selective", std::nullopt}}, ""};
+  Move less_recompute{"recompute", {{"--recompute-granularity", "selective", std::nullopt}}, "", {}};
   auto r = EstimateMove(ctx, less_recompute, 1);
   CHECK(r.direction == -1);
   CHECK(r.speed > 0);
@@ -62,7 +63,7 @@ TEST_CASE("a move addresses the memory diagnosis its own memory sign implies",
 
 TEST_CASE("a measured slowdown of a lever lowers its next estimate", "[agents][scoring]") {
   attune::CampaignView view = attune::testing::MakeView(30.0);
-  Move step{"micro_batch_size", {{"--micro-batch-size", "1", "4"}}, ""};
+  Move step{"micro_batch_size", {{"--micro-batch-size", "1", "4"}}, "", {}};
   double before = EstimateMove(MakeScoringContext(view), step, 0).speed;
   attune::CandidateRecord r;
   r.candidate_id = "c001";
@@ -135,8 +136,8 @@ TEST_CASE("a profile's finding raises the estimate of the levers that address it
   // What the profile step found reaches the agent as the leader's diagnosis (campaign_view.cc,
   // evidence "profile: ..."); a lever that addresses it is expected to gain more.
   attune::CampaignView view = attune::testing::MakeView(40.0);
-  Move overlap{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, ""};
-  Move attention{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, ""};
+  Move overlap{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}};
+  Move attention{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}};
   const auto overlap_before = EstimateMove(MakeScoringContext(view), overlap, 0);
   const auto attention_before = EstimateMove(MakeScoringContext(view), attention, 1);
   view.diagnosis.push_back({"communication", 0.45, "profile: exposed communication 45% of the window"});
@@ -146,4 +147,18 @@ TEST_CASE("a profile's finding raises the estimate of the levers that address it
   CHECK(e.gain > overlap_before.gain);
   // A lever that does not address communication is not raised by it.
   CHECK(EstimateMove(MakeScoringContext(view), attention, 1).gain == Approx(attention_before.gain));
+}
+
+TEST_CASE("a change from an absent key reads its direction from what the stack says absent means", "[heuristic]") {
+  attune::Lever etp{"expert_tensor_parallel", "", {"--expert-tensor-parallel-size"}, {"communication"}, 0.03, -0.1, true};
+  std::map<std::string, std::string> absent_is_tp2{{"--expert-tensor-parallel-size", "2"}};
+  auto down = ShapeOf({{"--expert-tensor-parallel-size", std::nullopt, "1"}}, &etp, &absent_is_tp2);
+  auto up = ShapeOf({{"--expert-tensor-parallel-size", std::nullopt, "8"}}, &etp, &absent_is_tp2);
+  CHECK(down.direction == -1);
+  CHECK(up.direction == 1);
+  CHECK(up.steps == Approx(2));
+  // Not knowing the default, both read as "set where it was absent": the same direction, which
+  // made one slower measurement of ETP 1 count against ETP 8 (the mixtral scenario's blind spot).
+  CHECK(ShapeOf({{"--expert-tensor-parallel-size", std::nullopt, "1"}}, &etp).direction ==
+        ShapeOf({{"--expert-tensor-parallel-size", std::nullopt, "8"}}, &etp).direction);
 }

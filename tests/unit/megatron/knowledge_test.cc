@@ -216,3 +216,36 @@ TEST_CASE("triage regexes get a literal pre-check only when every alternative ha
 
 }  // namespace
 }  // namespace attune::megatron
+
+namespace attune::megatron {
+namespace {
+
+TEST_CASE("ETP absent means the recipe's TP: moves say so and moving to it is no move", "[megatron][knowledge]") {
+  Recipe moe = testing::With(testing::With(testing::MoeRecipe(), "--tensor-model-parallel-size", "2"),
+                             "--sequence-parallel", "");
+  moe.env.push_back({"CUDA_DEVICE_MAX_CONNECTIONS", "1"});
+  bool saw_up = false;
+  std::string etp_moves;
+  for (const Move& m : testing::Stack().LegalMoves(moe, testing::H100())) {
+    if (m.lever_id == "expert_tensor_parallel") etp_moves += m.summary + "; ";
+    if (m.lever_id != "expert_tensor_parallel") continue;
+    REQUIRE(m.changes.size() >= 1);
+    const Change& c = m.changes[0];
+    CHECK_FALSE(c.from.has_value());
+    CHECK(c.to != std::optional<std::string>("2"));  // absent already is TP 2
+    REQUIRE(m.defaults.count("--expert-tensor-parallel-size") == 1);
+    CHECK(m.defaults.at("--expert-tensor-parallel-size") == "2");
+    if (c.to == std::optional<std::string>("4")) saw_up = true;
+  }
+  INFO("ETP moves: " << etp_moves << " validate: " << testing::Stack().Validate(moe, testing::H100()).ToString());
+  CHECK(saw_up);
+  // Without a TP flag, absent ETP is TP's own default, 1.
+  for (const Move& m : testing::Stack().LegalMoves(testing::MoeRecipe(), testing::H100())) {
+    if (m.lever_id != "expert_tensor_parallel") continue;
+    CHECK(m.defaults.at("--expert-tensor-parallel-size") == "1");
+    CHECK(m.changes[0].to != std::optional<std::string>("1"));
+  }
+}
+
+}  // namespace
+}  // namespace attune::megatron

@@ -25,6 +25,7 @@ const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {6, "4432602adc1757dc4c7bcda2764b1e74654f64d6cc0a58ea5798efc0d710f6a2"},
     {7, "0aa87508af3e6465261ea1a324849f601aca94e02a5f96e726868de2b6fdd6e1"},
     {8, "48edf96253a9029170302e2deb2108a481155d60fdf7a9985b6b3b3c95bacd48"},
+    {9, "9834284b12999c5c7562be1e2edb11f13496030c1c579682284a0e0444bca6e7"},
 };
 
 std::string HeadersHash() {

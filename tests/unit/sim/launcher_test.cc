@@ -55,16 +55,24 @@ TEST_CASE("submitting a name twice starts nothing and returns the same job", "[s
   CHECK(testing::ReadText(dir.str() + "/sim/submissions.log") == "camp-2-1\n");
 }
 
-TEST_CASE("a recipe of another stack is refused with what the sim can model", "[sim][launcher]") {
+TEST_CASE("a job its stack cannot map to a parallel plan is refused and nothing runs", "[sim][launcher]") {
   testing::TempDir dir;
   SimLauncher launcher(Cluster(), dir.str() + "/sim");
-  auto spec = testing::Spec("camp-am-1", testing::SmallGpt(), dir.str());
-  spec.recipe.stack = "automodel";
+  // The Megatron mapping needs the network's shape from Megatron's flags.
+  auto spec = testing::Spec("camp-shape-1", testing::SmallGpt({{"--num-layers", "<absent>"}}), dir.str());
   auto submitted = launcher.Submit(spec);
   REQUIRE_FALSE(submitted.ok());
   CHECK_THAT(submitted.status().message(),
-             Catch::Contains("'automodel' recipe") && Catch::Contains("Megatron-LM recipes only"));
-  CHECK(launcher.Poll("camp-am-1")->state == JobState::kUnknown);
+             Catch::Contains("camp-shape-1") && Catch::Contains("has no --num-layers"));
+  CHECK(launcher.Poll("camp-shape-1")->state == JobState::kUnknown);
+  // Without its stack there is no plan to model.
+  auto orphan = testing::Spec("camp-orphan-1", testing::SmallGpt(), dir.str());
+  orphan.stack = nullptr;
+  auto refused = launcher.Submit(orphan);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.status().message(), Catch::Contains("without its stack"));
+  CHECK(launcher.Poll("camp-orphan-1")->state == JobState::kUnknown);
+  CHECK(testing::ReadText(dir.str() + "/sim/submissions.log").empty());
 }
 
 TEST_CASE("a fresh launcher finds the jobs of an earlier one and keeps the clock", "[sim][launcher]") {

@@ -6,6 +6,7 @@
 #include "memory_model.h"
 #include "perf_model.h"
 #include "setup.h"
+#include "sim_mapping.h"
 #include "sim_test_util.h"
 
 namespace attune::sim {
@@ -27,9 +28,9 @@ Recipe TinyGpt(std::initializer_list<std::pair<std::string, std::string>> extra 
 }
 
 TrainingSetup Setup(const Recipe& r, int world = 8) {
-  auto s = SetupFromRecipe(r, world);
+  auto s = megatron::ReadSimSetup(r, world);
   REQUIRE(s.ok());
-  return *s;
+  return static_cast<const TrainingSetup&>(*s);
 }
 
 constexpr double kSbh = 1024.0 * 2 * 1024;  // s·b·h = 2,097,152

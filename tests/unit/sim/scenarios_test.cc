@@ -59,7 +59,10 @@ TEST_CASE("every sim example campaign's baseline runs on its cluster", "[sim][sc
     auto recipe = LoadRecipeFile((dir / wf["recipe"].as<std::string>()).string());
     REQUIRE(recipe.ok());
     CHECK(recipe->topology.WorldSize() == cluster->WorldSize());
-    JobSpec spec = testing::Spec("scenario-1-1", *recipe, "/nonexistent");
+    // What a campaign runs: the stack's benchmark form of the recipe.
+    auto form = testing::StackForSim(*recipe)->BenchmarkForm(*recipe);
+    REQUIRE(form.ok());
+    JobSpec spec = testing::Spec("scenario-1-1", *form, "/nonexistent");
     spec.time_limit_s = wf["budget"]["job_time_limit_s"].as<double>();
     cluster->failures = {};
     auto outcome = SimulateJob(spec, *cluster, 0);

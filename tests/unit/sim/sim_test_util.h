@@ -15,6 +15,8 @@
 
 #include "attune/launcher.h"
 #include "attune/recipe.h"
+#include "automodel_stack.h"
+#include "megatron_stack.h"
 
 namespace attune::sim::testing {
 
@@ -43,8 +45,35 @@ inline Recipe SmallGpt(std::initializer_list<std::pair<std::string, std::string>
   return r;
 }
 
+// The Megatron stack, whose dry-run mapping and log renderer the simulated jobs go through (the
+// sim launcher models the stack's parallel plan; attune/sim_plan.h).
+inline const Stack* MegatronStackForSim() {
+  static const std::unique_ptr<megatron::MegatronStack> stack = [] {
+    auto opened = megatron::MegatronStack::Open(ATTUNE_SOURCE_DIR);
+    if (!opened.ok()) FAIL("stacks/megatron knowledge not loadable: " + opened.status().message());
+    return std::move(*opened);
+  }();
+  return stack.get();
+}
+
+// The AutoModel stack, for AutoModel recipes' dry runs.
+inline const Stack* AutoModelStackForSim() {
+  static const std::unique_ptr<automodel::AutoModelStack> stack = [] {
+    auto opened = automodel::AutoModelStack::Create(ATTUNE_SOURCE_DIR);
+    if (!opened.ok()) FAIL("stacks/automodel knowledge not loadable: " + opened.status().message());
+    return std::move(*opened);
+  }();
+  return stack.get();
+}
+
+// The stack plugin a recipe names, for the stacks the simulated cluster maps.
+inline const Stack* StackForSim(const Recipe& recipe) {
+  return recipe.stack == "automodel" ? AutoModelStackForSim() : MegatronStackForSim();
+}
+
 inline JobSpec Spec(const std::string& name, const Recipe& recipe, const std::string& dir) {
   JobSpec s;
+  s.stack = StackForSim(recipe);
   s.name = name;
   s.job_dir = dir + "/" + name;
   s.log_path = s.job_dir + "/stdout.log";

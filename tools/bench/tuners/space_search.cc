@@ -83,6 +83,7 @@ std::optional<double> Evaluator::RunOnce(const Recipe& recipe, const std::string
   spec.log_path = spec.job_dir + "/job.log";
   spec.recipe = recipe;
   spec.launch = *launch;
+  spec.stack = stack_.get();
   spec.nodes = recipe.topology.nodes;
   spec.devices = recipe.topology.WorldSize();
   // Virtual time costs nothing; a real job (the local launcher) is given 15 minutes.

@@ -1,17 +1,29 @@
-#include "setup.h"
+#include "sim_mapping.h"
+
+#include <set>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 
-namespace attune::sim {
+#include "sim_rules.h"
+
+namespace attune::megatron {
 namespace {
+
+using sim::Dispatcher;
+using sim::Features;
+using sim::ModelShape;
+using sim::Parallelism;
+using sim::Recompute;
+using sim::RecomputeMethod;
+using sim::RunControl;
 
 // Reads typed flag values and remembers the first argparse-style error, as argparse would
 // report it before anything else runs.
 class FlagReader {
  public:
-  explicit FlagReader(TrainingSetup* setup) : setup_(setup) {}
+  explicit FlagReader(SimSetup* setup) : setup_(setup) {}
 
   int64_t Int(const std::string& flag, int64_t fallback) {
     auto it = setup_->flags.find(flag);
@@ -51,10 +63,10 @@ class FlagReader {
   void Error(const std::string& flag, const std::string& what) {
     setup_->read_errors.push_back("pretrain_gpt.py: error: argument " + flag + ": " + what);
   }
-  TrainingSetup* setup_;
+  SimSetup* setup_;
 };
 
-void ReadModel(FlagReader& r, TrainingSetup* s) {
+void ReadModel(FlagReader& r, SimSetup* s) {
   ModelShape& m = s->model;
   m.layers = r.Int("--num-layers", 0);
   m.hidden = r.Int("--hidden-size", 0);
@@ -77,7 +89,7 @@ void ReadModel(FlagReader& r, TrainingSetup* s) {
   m.moe_aux_loss_coeff = r.Double("--moe-aux-loss-coeff", 0.0);
 }
 
-void ReadParallelism(FlagReader& r, TrainingSetup* s, int world) {
+void ReadParallelism(FlagReader& r, SimSetup* s, int world) {
   Parallelism& p = s->par;
   p.world = world;
   p.tp = static_cast<int>(r.Int("--tensor-model-parallel-size", 1));
@@ -105,7 +117,7 @@ Recompute ReadRecompute(FlagReader& r) {
   return Recompute::kNone;
 }
 
-void ReadFeatures(FlagReader& r, TrainingSetup* s) {
+void ReadFeatures(FlagReader& r, SimSetup* s) {
   Features& f = s->feat;
   f.sequence_parallel = r.Switch("--sequence-parallel") && s->par.tp > 1;
   f.distributed_optimizer = r.Switch("--use-distributed-optimizer");
@@ -136,7 +148,7 @@ void ReadFeatures(FlagReader& r, TrainingSetup* s) {
   f.cuda_graph_warmup_steps = static_cast<int>(r.Int("--cuda-graph-warmup-steps", 3));
 }
 
-void ReadRun(FlagReader& r, TrainingSetup* s) {
+void ReadRun(FlagReader& r, SimSetup* s) {
   RunControl& c = s->run;
   c.train_iters = r.Int("--train-iters", 0);
   c.exit_interval = r.Int("--exit-interval", 0);
@@ -158,30 +170,19 @@ std::string JoinValues(const std::vector<std::string>& values) {
 
 }  // namespace
 
-int64_t ModelShape::MoeLayers() const {
-  if (experts <= 0) return 0;
-  return (layers + moe_layer_freq - 1) / moe_layer_freq;
-}
-
-int64_t RunControl::IterationsToRun() const {
-  int64_t n = train_iters > 0 ? train_iters : 100;
-  if (exit_interval > 0) n = std::min(n, exit_interval);
-  return std::max<int64_t>(1, n);
-}
-
 int64_t PaddedVocab(int64_t vocab, int64_t divisible_by, int tp) {
   int64_t multiple = std::max<int64_t>(1, divisible_by * std::max(1, tp));
   return (vocab + multiple - 1) / multiple * multiple;
 }
 
-Result<TrainingSetup> SetupFromRecipe(const Recipe& recipe, int world) {
-  TrainingSetup s;
+Result<SimSetup> ReadSimSetup(const Recipe& recipe, int world) {
+  SimSetup s;
   for (const auto& arg : recipe.args) s.flags[arg.flag] = JoinValues(arg.values);
   for (const auto& [k, v] : recipe.env) s.env[k] = v;
   for (const char* required : {"--num-layers", "--hidden-size", "--num-attention-heads"}) {
     if (!s.Has(required)) {
-      return Status::InvalidArgument(std::string("sim launcher: the recipe has no ") + required +
-                                     ": the simulator models Megatron-LM GPT recipes, which "
+      return Status::InvalidArgument(std::string("megatron: the recipe has no ") + required +
+                                     "; a dry run models Megatron-LM GPT recipes, which "
                                      "must give --num-layers, --hidden-size and "
                                      "--num-attention-heads");
     }
@@ -198,4 +199,54 @@ Result<TrainingSetup> SetupFromRecipe(const Recipe& recipe, int world) {
   return s;
 }
 
-}  // namespace attune::sim
+bool IsThroughputOrLoggingFlag(const std::string& flag) {
+  static const std::set<std::string> exact = {
+      "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+      "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
+      "--context-parallel-size", "--expert-model-parallel-size", "--expert-tensor-parallel-size",
+      "--sequence-parallel", "--micro-batch-size", "--use-distributed-optimizer",
+      "--overlap-grad-reduce", "--overlap-param-gather", "--overlap-param-gather-with-optimizer-step",
+      "--tp-comm-overlap", "--no-overlap-p2p-communication", "--distribute-saved-activations",
+      "--enable-cuda-graph", "--external-cuda-graph", "--attention-backend", "--use-flash-attn",
+      "--transformer-impl", "--moe-grouped-gemm", "--moe-token-dispatcher-type",
+      "--moe-permute-fusion", "--moe-router-fusion", "--overlap-moe-expert-parallel-comm",
+      "--moe-shared-expert-overlap", "--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl",
+      "--exit-interval", "--exit-duration-in-mins", "--distributed-timeout-minutes",
+      "--num-workers", "--use-tp-pp-dp-mapping", "--decoder-first-pipeline-num-layers",
+      "--decoder-last-pipeline-num-layers", "--empty-unused-memory-level",
+      "--defer-embedding-wgrad-compute", "--fp8-param-gather", "--num-distributed-optimizer-instances",
+      "--no-gradient-accumulation-fusion", "--train-sync-interval", "--no-align-param-gather",
+      "--no-align-grad-reduce", "--use-nccl-ub", "--use-sharp", "--high-priority-stream-groups",
+      "--mlp-chunks-for-training", "--disable-jit-fuser", "--use-te-activation-func",
+      "--use-cpu-initialization", "--microbatch-group-size-per-virtual-pipeline-stage"};
+  static const char* const prefixes[] = {"--recompute-", "--cuda-graph-", "--manual-gc", "--log-",
+                                         "--timing-log-", "--tensorboard", "--wandb-", "--save",
+                                         "--eval-", "--ddp-", "--tp-comm-", "--moe-flex-",
+                                         "--cpu-offloading", "--no-barrier"};
+  if (exact.count(flag)) return true;
+  if (flag == "--recompute-activations") return true;
+  for (const char* p : prefixes) {
+    if (flag.rfind(p, 0) == 0) return true;
+  }
+  // Kernel fusion switches (--no-masked-softmax-fusion, --no-rope-fusion, ...).
+  return flag.rfind("--no-", 0) == 0 && flag.size() > 7 && flag.substr(flag.size() - 7) == "-fusion";
+}
+
+std::string ObjectiveKey(const std::map<std::string, std::string>& flags) {
+  std::string key;
+  for (const auto& [flag, value] : flags) {  // std::map: sorted, so canonical
+    if (IsThroughputOrLoggingFlag(flag)) continue;
+    key += flag + "=" + value + ";";
+  }
+  return key;
+}
+
+Result<sim::ParallelPlan> MegatronSimulationPlan(const Recipe& recipe, const ClusterInfo& cluster,
+                                                 int world) {
+  ATTUNE_ASSIGN_OR_RETURN(SimSetup setup, ReadSimSetup(recipe, world));
+  setup.objective_key = ObjectiveKey(setup.flags);
+  setup.refusal = CheckMegatronArguments(setup, cluster);
+  return static_cast<sim::ParallelPlan>(setup);
+}
+
+}  // namespace attune::megatron

@@ -1,21 +1,26 @@
-#include "log_writer.h"
+#include "sim_log.h"
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <map>
 
 #include <cstdarg>
 #include <cstdio>
 
-#include "perf_model.h"
+#include "attune/support/torch_text.h"
+#include "sim_mapping.h"
 
-namespace attune::sim {
+namespace attune::megatron {
 namespace {
 
+using sim::Parallelism;
+using sim::RaisedAt;
+using sim::RunControl;
+using sim::SimEnd;
+using sim::SimStageMemory;
+using sim::SimulatedRun;
+
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kGiB = kMiB * 1024.0;
-constexpr std::time_t kVirtualEpoch = 1767225600;  // 2026-01-01 00:00:00 UTC
 constexpr const char* kRoot = "/workspace/megatron-lm";
 
 // printf into a std::string (plugins link only attune::api, so no fmt).
@@ -46,21 +51,47 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// Accumulates the log of one job as its virtual clock advances.
+class LogWriter {
+ public:
+  LogWriter(const SimSetup& setup, const SimulatedRun& run) : setup_(setup), run_(run), now_(run.start_s) {}
+
+  double now() const { return now_; }
+  void Advance(double seconds) { now_ += seconds; }
+  void AdvanceTo(double at) { now_ = std::max(now_, at); }
+  const std::string& text() const { return text_; }
+
+  void WorldSizeLine();
+  void Startup(double setup_s);
+  void Iterations();
+  void Finish(bool exit_interval_reached);
+  void ArgumentError(const sim::PlanRefusal& error);
+  void OutOfMemory();
+  void NcclTimeout(int64_t iteration, double timeout_s);
+  void NodeFailure();
+
+ private:
+  void Line(const std::string& line);
+  void DatetimeMarker(const std::string& marker);
+  void MemoryReport(int64_t iteration);
+  void IterationLine(int64_t iteration, double interval_s, int64_t interval_iters,
+                     double loss_sum, double aux_sum, const sim::SimIteration& last);
+  void Traceback(const std::vector<std::pair<std::string, std::string>>& frames);
+  void ChildFailed(int exit_code, const std::string& signal);
+
+  const SimSetup& setup_;
+  const SimulatedRun& run_;
+  double now_;
+  std::string text_;
+  // The log-interval accumulators (not reset after iteration 1, as in training_log).
+  double interval_s_ = 0, loss_sum_ = 0, aux_sum_ = 0;
+  int64_t interval_iters_ = 0;
+  bool memory_reported_again_ = false;
+};
+
 }  // namespace
 
-std::string FormatTimestamp(double virtual_s) {
-  double whole = std::floor(virtual_s);
-  std::time_t t = kVirtualEpoch + static_cast<std::time_t>(whole);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
-  int micros = static_cast<int>(std::min(999999.0, (virtual_s - whole) * 1e6));
-  return F("%s.%06d", buf, micros);
-}
-
-LogWriter::LogWriter(const TrainingSetup& setup, const ClusterSpec& cluster, double start_s)
-    : setup_(setup), cluster_(cluster), curve_(setup), now_(start_s) {}
+std::string FormatTimestamp(double virtual_s) { return sim::VirtualTimestamp(virtual_s); }
 
 void LogWriter::Line(const std::string& line) {
   text_ += line;
@@ -105,13 +136,12 @@ void LogWriter::Startup(double setup_s) {
           LL(setup_.model.vocab_unpadded), LL(std::max<int64_t>(0, dummy)), LL(setup_.model.vocab)));
   Advance(setup_s * 0.4);
   DatetimeMarker("after megatron is initialized");
-  ParamCounts pc = CountParams(setup_);
   for (int stage = 0; stage < p.pp; ++stage) {
-    double params = stage == 0 ? pc.first_stage_per_gpu : pc.last_stage_per_gpu;
+    double params = stage == 0 ? run_.params_first_stage_per_gpu : run_.params_last_stage_per_gpu;
     for (int t = 0; t < p.tp; ++t) {
       Line(F(" > number of parameters on (tensor, gtp_weight_remat, pipeline) model "
              "parallel rank (%d, 0, %d): %lld",
-             t, stage, LL(static_cast<int64_t>(params + pc.expert_per_gpu))));
+             t, stage, LL(static_cast<int64_t>(params + run_.params_expert_per_gpu))));
     }
   }
   Advance(setup_s * 0.4);
@@ -124,7 +154,7 @@ void LogWriter::Startup(double setup_s) {
 }
 
 void LogWriter::IterationLine(int64_t iteration, double interval_s, int64_t interval_iters,
-                              double loss_sum, double aux_sum, double tflops_per_step) {
+                              double loss_sum, double aux_sum, const sim::SimIteration& last) {
   const RunControl& run = setup_.run;
   double n = static_cast<double>(std::max<int64_t>(1, interval_iters));
   double ms = interval_s * 1000.0 / n;
@@ -135,14 +165,14 @@ void LogWriter::IterationLine(int64_t iteration, double interval_s, int64_t inte
   out += F(" elapsed time per iteration (ms): %.1f |", ms);
   if (run.log_throughput) {
     out += F(" throughput per GPU (TFLOP/s/GPU): %.1f |",
-             tflops_per_step / (ms / 1000.0) / 1e12 / setup_.par.world);
+             run_.model_flops_per_iteration / (ms / 1000.0) / 1e12 / setup_.par.world);
   }
-  out += F(" learning rate: %.6E |", curve_.LearningRateAt(iteration));
+  out += F(" learning rate: %.6E |", last.learning_rate);
   out += F(" global batch size: %5lld |", LL(setup_.par.global_batch));
   out += F(" lm loss: %.6E |", loss_sum / n);
   if (aux_sum > 0) out += F(" load_balancing_loss: %.6E |", aux_sum / n);
   out += F(" loss scale: %.1f |", setup_.feat.fp16 ? 65536.0 : 1.0);
-  out += F(" grad norm: %.3f |", curve_.GradNormAt(iteration));
+  out += F(" grad norm: %.3f |", last.grad_norm);
   out += F(" number of skipped iterations: %3d |", 0);
   out += F(" number of nan iterations: %3d |", 0);
   Line(out);
@@ -150,19 +180,19 @@ void LogWriter::IterationLine(int64_t iteration, double interval_s, int64_t inte
 
 void LogWriter::MemoryReport(int64_t iteration) {
   const Parallelism& p = setup_.par;
-  MemoryEstimate total = EstimateMemory(setup_, cluster_);
+  const SimStageMemory& worst = run_.memory.worst;
   Line(F("Theoretical memory footprints: weight and optimizer=%.2f MB, "
           "activation=%.2f MB, total=%.2f MB",
-                   total.worst.weight_optimizer_b / kMiB, total.worst.activation_b / kMiB,
-                   (total.worst.weight_optimizer_b + total.worst.activation_b) / kMiB));
-  std::vector<StageMemory> stages;
-  for (int s = 0; s < p.pp; ++s) stages.push_back(EstimateStageMemory(setup_, cluster_, s));
+                   worst.weight_optimizer_b / kMiB, worst.activation_b / kMiB,
+                   (worst.weight_optimizer_b + worst.activation_b) / kMiB));
+  const std::vector<SimStageMemory>& stages = run_.memory.stages;
+  if (stages.empty()) return;
   // Ranks with data-parallel rank 0, in rank order (tp-cp-ep-dp-pp).
   for (int stage = 0; stage < p.pp; ++stage) {
     for (int c = 0; c < p.cp; ++c) {
       for (int t = 0; t < p.tp; ++t) {
         int rank = t + p.tp * (c + p.cp * (p.dp * stage));
-        const StageMemory& m = stages[stage];
+        const SimStageMemory& m = stages[std::min<size_t>(stage, stages.size() - 1)];
         Line(F("[Rank %d] (after %lld iterations) memory (MB) | allocated: %.2f | "
                "max allocated: %.2f | reserved: %.2f | max reserved: %.2f",
                rank, LL(iteration), m.weight_optimizer_b / kMiB, m.max_allocated_b / kMiB,
@@ -172,17 +202,18 @@ void LogWriter::MemoryReport(int64_t iteration) {
   }
 }
 
-void LogWriter::Iterations(int64_t first, const std::vector<double>& seconds, double tflops_per_step) {
-  for (size_t k = 0; k < seconds.size(); ++k) {
-    int64_t it = first + static_cast<int64_t>(k);
-    Advance(seconds[k]);
-    interval_s_ += seconds[k];
-    loss_sum_ += curve_.LossAt(it);
-    aux_sum_ += curve_.LoadBalancingLossAt(it);
+void LogWriter::Iterations() {
+  for (size_t k = 0; k < run_.iterations.size(); ++k) {
+    const sim::SimIteration& iteration = run_.iterations[k];
+    int64_t it = 1 + static_cast<int64_t>(k);
+    Advance(iteration.seconds);
+    interval_s_ += iteration.seconds;
+    loss_sum_ += iteration.loss;
+    aux_sum_ += iteration.aux_loss;
     ++interval_iters_;
     bool first_iteration = it == 1;
     if (!first_iteration && it % setup_.run.log_interval != 0) continue;
-    IterationLine(it, interval_s_, interval_iters_, loss_sum_, aux_sum_, tflops_per_step);
+    IterationLine(it, interval_s_, interval_iters_, loss_sum_, aux_sum_, iteration);
     if (first_iteration) {
       MemoryReport(it);
       continue;  // training_log keeps the accumulators after iteration 1
@@ -218,23 +249,10 @@ void LogWriter::Traceback(const std::vector<std::pair<std::string, std::string>>
 }
 
 void LogWriter::ChildFailed(int exit_code, const std::string& signal) {
-  Line("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ");
-  Line("============================================================");
-  Line("pretrain_gpt.py FAILED");
-  Line("------------------------------------------------------------");
-  Line("Root Cause (first observed failure):");
-  Line("[0]:");
-  Line("  time      : " + FormatTimestamp(now_).substr(0, 19) + "_");
-  Line("  rank      : 0 (local_rank: 0)");
-  Line(F("  exitcode  : %d (pid: 4242)", exit_code));
-  Line("  error_file: <N/A>");
-  Line(signal.empty() ? "  traceback : To enable traceback see: "
-                        "https://pytorch.org/docs/stable/elastic/errors.html"
-                      : "  traceback : " + signal);
-  Line("============================================================");
+  for (const auto& line : support::TorchrunChildFailedLines(now_, "pretrain_gpt.py", exit_code, signal)) Line(line);
 }
 
-void LogWriter::ArgumentError(const sim::ArgumentError& error) {
+void LogWriter::ArgumentError(const sim::PlanRefusal& error) {
   if (error.raised_at == RaisedAt::kArgparse) {
     Line("usage: pretrain_gpt.py [-h] [--num-layers NUM_LAYERS] [--hidden-size HIDDEN_SIZE] ...");
     Line(error.message);
@@ -259,50 +277,20 @@ void LogWriter::ArgumentError(const sim::ArgumentError& error) {
   ChildFailed(1, "");
 }
 
-void LogWriter::OutOfMemory(const MemoryEstimate& memory) {
+void LogWriter::OutOfMemory() {
   Traceback({{"pretrain_gpt.py:<module>", "pretrain("},
              {"megatron/training/training.py:pretrain", "iteration, num_floating_point_operations_so_far = train("},
              {"megatron/training/training.py:train_step", "losses_reduced = forward_backward_func("},
              {"megatron/core/pipeline_parallel/schedules.py:forward_step", "output_tensor, loss_func = forward_step_func(data_iterator, model)"}});
-  const StageMemory& w = memory.worst;
-  double capacity = memory.capacity_b;
-  double in_use = std::min(capacity - 0.3 * kGiB, w.max_reserved_b + w.non_pytorch_b - w.largest_allocation_b);
-  double reserved = std::max(0.0, in_use - w.non_pytorch_b);
-  double allocated = reserved / (1 + kFragmentation);
-  double free_b = std::max(0.0, capacity - in_use);
-  Line(F("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 "
-          "has a total capacity of %.2f GiB of which %.2f MiB is free. Including "
-          "non-PyTorch memory, this process has %.2f GiB memory in use. Of the allocated "
-          "memory %.2f GiB is allocated by PyTorch, and %.2f MiB is reserved by PyTorch "
-                   "but unallocated. If reserved but unallocated memory is large try setting "
-                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
-                   "documentation for Memory Management  "
-                   "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
-                   w.largest_allocation_b / kGiB, capacity / kGiB, free_b / kMiB, in_use / kGiB,
-                   allocated / kGiB, (reserved - allocated) / kMiB));
+  Line(support::TorchOutOfMemoryLine(run_.memory));
   ChildFailed(1, "");
 }
 
 void LogWriter::NcclTimeout(int64_t iteration, double timeout_s) {
   int64_t seq = iteration * 40 + 17;
   int64_t numel = setup_.model.hidden * setup_.model.seq_length * setup_.par.micro_batch;
-  int64_t ms = static_cast<int64_t>(timeout_s * 1000);
   Advance(timeout_s);
-  std::string prefix = "[rank0]:[E" + FormatTimestamp(now_).substr(5, 5) + " ProcessGroupNCCL.cpp:632] [Rank 0] ";
-  prefix.erase(std::remove(prefix.begin(), prefix.end(), '-'), prefix.end());
-  Line(prefix + F("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%lld, "
-                  "OpType=ALLREDUCE, NumelIn=%lld, NumelOut=%lld, Timeout(ms)=%lld) ran for %lld "
-                  "milliseconds before timing out.",
-                  LL(seq), LL(numel), LL(numel), LL(ms), LL(ms + 81)));
-  Line(F("[rank0]:[E ProcessGroupNCCL.cpp:2271] [PG ID 2 PG GUID 3 Rank 0] failure "
-         "detected by watchdog at work sequence id: %lld PG status: last enqueued work: "
-         "%lld, last completed work: %lld", LL(seq), LL(seq + 1), LL(seq - 1)));
-  Line("[rank0]:[E ProcessGroupNCCL.cpp:670] Some NCCL operations have failed or timed out. Due to "
-       "the asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
-       "corrupted/incomplete data.");
-  Line("[rank0]:[E ProcessGroupNCCL.cpp:676] To avoid data inconsistency, we are taking the entire "
-       "process down.");
-  Line("terminate called after throwing an instance of 'c10::DistBackendError'");
+  for (const auto& line : support::NcclWatchdogLines(now_, seq, numel, timeout_s)) Line(line);
   ChildFailed(-6, "Signal 6 (SIGABRT) received by PID 4242");
 }
 
@@ -311,4 +299,46 @@ void LogWriter::NodeFailure() {
   Line("srun: Job step aborted: Waiting up to 32 seconds for job step to finish.");
 }
 
-}  // namespace attune::sim
+std::string RenderMegatronLog(const Recipe& recipe, const SimulatedRun& run) {
+  SimSetup setup;
+  static_cast<sim::ParallelPlan&>(setup) = run.plan;
+  for (const auto& arg : recipe.args) {
+    std::string joined;
+    for (const auto& v : arg.values) joined += (joined.empty() ? "" : " ") + v;
+    setup.flags[arg.flag] = joined;
+  }
+  LogWriter log(setup, run);
+  const double startup_end = run.start_s + run.startup_s;
+  if (run.end == SimEnd::kRefused && run.plan.refusal) {
+    const sim::PlanRefusal& refusal = *run.plan.refusal;
+    if (refusal.raised_at != RaisedAt::kArgparse) log.WorldSizeLine();
+    if (refusal.raised_at == RaisedAt::kFirstIteration) log.Startup(run.startup_s);
+    log.AdvanceTo(run.failure_s);
+    log.ArgumentError(refusal);
+    return log.text();
+  }
+  log.WorldSizeLine();
+  log.Startup(run.startup_s);
+  log.AdvanceTo(startup_end);
+  if (run.end == SimEnd::kOutOfMemory) {
+    log.AdvanceTo(run.failure_s);
+    log.OutOfMemory();
+    return log.text();
+  }
+  log.Iterations();
+  switch (run.end) {
+    case SimEnd::kFinished: log.Finish(false); break;
+    case SimEnd::kExitInterval: log.Finish(true); break;
+    case SimEnd::kNcclTimeout:
+      log.NcclTimeout(static_cast<int64_t>(run.iterations.size()), std::max(0.0, run.failure_s - log.now()));
+      break;
+    case SimEnd::kNodeFailure:
+      log.AdvanceTo(run.failure_s);
+      log.NodeFailure();
+      break;
+    default: break;  // a hang or the time limit: the log just stops
+  }
+  return log.text();
+}
+
+}  // namespace attune::megatron

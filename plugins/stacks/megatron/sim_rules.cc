@@ -1,12 +1,21 @@
-#include "megatron_rules.h"
+#include "sim_rules.h"
 
 #include <functional>
 #include <vector>
 
-namespace attune::sim {
+namespace attune::megatron {
 namespace {
 
-using Check = std::function<std::optional<ArgumentError>(const TrainingSetup&, const ClusterSpec&)>;
+using sim::Dispatcher;
+using sim::Features;
+using sim::ModelShape;
+using sim::Parallelism;
+using sim::RaisedAt;
+using sim::Recompute;
+using sim::RecomputeMethod;
+using ArgumentError = sim::PlanRefusal;
+
+using Check = std::function<std::optional<ArgumentError>(const SimSetup&, const ClusterInfo&)>;
 
 constexpr const char* kArgs = "megatron/training/arguments.py";
 constexpr const char* kTc = "megatron/core/transformer/transformer_config.py";
@@ -23,13 +32,13 @@ ArgumentError ValueErr(const std::string& message, const char* file = kTc,
   return {"ValueError", message, file, function, RaisedAt::kStartup};
 }
 
-std::optional<ArgumentError> Argparse(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> Argparse(const SimSetup& s, const ClusterInfo&) {
   if (s.read_errors.empty()) return std::nullopt;
   return ArgumentError{"SystemExit", s.read_errors.front(), "argparse.py", "error",
                        RaisedAt::kArgparse};
 }
 
-std::optional<ArgumentError> Removed(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> Removed(const SimSetup& s, const ClusterInfo&) {
   if (!s.Has("--checkpoint-activations")) return std::nullopt;
   return ArgumentError{"SystemExit",
                        "--checkpoint-activations is no longer valid, use --recompute-activations, "
@@ -37,7 +46,7 @@ std::optional<ArgumentError> Removed(const TrainingSetup& s, const ClusterSpec&)
                        kArgs, "validate_args", RaisedAt::kStartup};
 }
 
-std::optional<ArgumentError> WorldSize(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> WorldSize(const SimSetup& s, const ClusterInfo&) {
   const Parallelism& p = s.par;
   int64_t model = int64_t{p.tp} * p.pp * p.cp;
   if (model > 0 && p.world % model == 0) return std::nullopt;
@@ -45,13 +54,13 @@ std::optional<ArgumentError> WorldSize(const TrainingSetup& s, const ClusterSpec
                 S(model) + ")");
 }
 
-std::optional<ArgumentError> MicroBatch(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> MicroBatch(const SimSetup& s, const ClusterInfo&) {
   if (s.par.micro_batch > 0) return std::nullopt;
   return Assert("micro_batch_size must be set and greater than 0 (found " +
                 S(s.par.micro_batch) + ")");
 }
 
-std::optional<ArgumentError> SeqLength(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> SeqLength(const SimSetup& s, const ClusterInfo&) {
   if (s.model.seq_length <= 0) return Assert("seq_length must be set (found none)");
   if (s.par.cp > 1 && s.model.seq_length % (2 * s.par.cp) != 0) {
     return Assert("seq-length should be a multiple of 2 * context-parallel-size if "
@@ -60,7 +69,7 @@ std::optional<ArgumentError> SeqLength(const TrainingSetup& s, const ClusterSpec
   return std::nullopt;
 }
 
-std::optional<ArgumentError> PipelineLayers(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> PipelineLayers(const SimSetup& s, const ClusterInfo&) {
   const Parallelism& p = s.par;
   bool uneven = s.Has("--decoder-first-pipeline-num-layers") || s.Has("--decoder-last-pipeline-num-layers");
   if (p.pp > 1 && !uneven && s.model.layers % p.pp != 0) {
@@ -84,7 +93,7 @@ std::optional<ArgumentError> PipelineLayers(const TrainingSetup& s, const Cluste
   return std::nullopt;
 }
 
-std::optional<ArgumentError> Batch(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> Batch(const SimSetup& s, const ClusterInfo&) {
   const Parallelism& p = s.par;
   if (p.global_batch % (p.micro_batch * p.dp) == 0 && p.global_batch > 0) return std::nullopt;
   return Assert("global batch size (" + S(p.global_batch) +
@@ -93,8 +102,8 @@ std::optional<ArgumentError> Batch(const TrainingSetup& s, const ClusterSpec&) {
                 "megatron/core/num_microbatches_calculator.py", "__init__");
 }
 
-std::optional<ArgumentError> DeviceConnections(const TrainingSetup& s, const ClusterSpec& c) {
-  if (c.gpu.compute_capability_major >= 10) return std::nullopt;
+std::optional<ArgumentError> DeviceConnections(const SimSetup& s, const ClusterInfo& c) {
+  if (c.compute_capability_major >= 10) return std::nullopt;
   if (s.par.tp <= 1 && s.par.cp <= 1) return std::nullopt;
   if (s.feat.overlap_moe_comm || s.Has("--use-megatron-fsdp") || s.Has("--use-torch-fsdp2")) {
     return std::nullopt;
@@ -105,7 +114,7 @@ std::optional<ArgumentError> DeviceConnections(const TrainingSetup& s, const Clu
                 "environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1");
 }
 
-std::optional<ArgumentError> Overlaps(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> Overlaps(const SimSetup& s, const ClusterInfo&) {
   const Features& f = s.feat;
   if (f.overlap_param_gather && !f.distributed_optimizer) {
     return Assert("--overlap-param-gather only supported with distributed optimizer");
@@ -120,7 +129,7 @@ std::optional<ArgumentError> Overlaps(const TrainingSetup& s, const ClusterSpec&
   return std::nullopt;
 }
 
-std::optional<ArgumentError> Recomputation(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> Recomputation(const SimSetup& s, const ClusterInfo&) {
   const Features& f = s.feat;
   if (f.recompute == Recompute::kSelective &&
       (s.Has("--recompute-method") || s.Has("--recompute-num-layers"))) {
@@ -140,7 +149,7 @@ std::optional<ArgumentError> Recomputation(const TrainingSetup& s, const Cluster
   return std::nullopt;
 }
 
-std::optional<ArgumentError> TensorSplits(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> TensorSplits(const SimSetup& s, const ClusterInfo&) {
   const ModelShape& m = s.model;
   int tp = s.par.tp;
   if (m.heads % tp != 0) {
@@ -159,7 +168,7 @@ std::optional<ArgumentError> TensorSplits(const TrainingSetup& s, const ClusterS
   return std::nullopt;
 }
 
-std::optional<ArgumentError> Experts(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> Experts(const SimSetup& s, const ClusterInfo&) {
   const Parallelism& p = s.par;
   if (p.ep > 1 && s.model.experts <= 0) {
     return ValueErr("num_moe_experts must be non None to use expert-parallel.");
@@ -187,15 +196,15 @@ std::optional<ArgumentError> Experts(const TrainingSetup& s, const ClusterSpec&)
   return std::nullopt;
 }
 
-std::optional<ArgumentError> Fp8Support(const TrainingSetup& s, const ClusterSpec& c) {
-  if (!s.feat.fp8 || c.gpu.peak_fp8_tflops > 0) return std::nullopt;
+std::optional<ArgumentError> Fp8Support(const SimSetup& s, const ClusterInfo& c) {
+  if (!s.feat.fp8 || c.compute_capability_major >= 9) return std::nullopt;
   return ArgumentError{"AssertionError",
                        "Device compute capability 8.9 or higher required for FP8 execution.",
                        "transformer_engine/pytorch/fp8.py", "check_fp8_support",
                        RaisedAt::kStartup};
 }
 
-std::optional<ArgumentError> InterleavedGroups(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> InterleavedGroups(const SimSetup& s, const ClusterInfo&) {
   const Parallelism& p = s.par;
   if (p.vpp <= 1) return std::nullopt;
   int64_t m = p.MicroBatches();
@@ -222,7 +231,7 @@ std::optional<ArgumentError> InterleavedGroups(const TrainingSetup& s, const Clu
   return std::nullopt;
 }
 
-std::optional<ArgumentError> SequenceSplit(const TrainingSetup& s, const ClusterSpec&) {
+std::optional<ArgumentError> SequenceSplit(const SimSetup& s, const ClusterInfo&) {
   if (!s.feat.sequence_parallel) return std::nullopt;
   if ((s.model.seq_length / s.par.cp) % s.par.tp == 0) return std::nullopt;
   return ArgumentError{"AssertionError",
@@ -241,12 +250,12 @@ const std::vector<Check>& Checks() {
 
 }  // namespace
 
-std::optional<ArgumentError> CheckMegatronArguments(const TrainingSetup& setup,
-                                                    const ClusterSpec& cluster) {
+std::optional<ArgumentError> CheckMegatronArguments(const SimSetup& setup,
+                                                    const ClusterInfo& cluster) {
   for (const auto& check : Checks()) {
     if (auto error = check(setup, cluster)) return error;
   }
   return std::nullopt;
 }
 
-}  // namespace attune::sim
+}  // namespace attune::megatron

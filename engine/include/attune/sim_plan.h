@@ -1,0 +1,219 @@
+// Copyright attune authors.
+//
+// Dry runs on the simulated cluster (docs/sim.md): the contract between a stack and the sim
+// launcher.
+//
+//  - A stack maps its recipe to a ParallelPlan (Stack::SimulationPlan): the network's shape, the
+//    parallel layout (TP/PP/VPP/CP/EP/ETP and data parallel or FSDP sharding), precision,
+//    recompute, batch and the overlaps, the run's length and schedule, and a key of what defines
+//    the training objective. A plan the stack's framework would refuse carries that refusal.
+//  - The sim launcher models the plan on its cluster in virtual time (step time, memory, noise,
+//    injected failures) and hands the outcome back as a SimulatedRun.
+//  - The stack renders the SimulatedRun as the job's log in its own format
+//    (Stack::RenderSimulatedLog), so its own log parser, measurement and triage read it as they
+//    read a real job.
+//
+// So a new stack gets dry runs by writing its mapping and its renderer; the simulator does not
+// change. Plain data; no behaviour beyond small derived values.
+#ifndef ATTUNE_SIM_PLAN_H_
+#define ATTUNE_SIM_PLAN_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attune::sim {
+
+enum class Recompute { kNone, kSelective, kFull };
+enum class RecomputeMethod { kUniform, kBlock };
+enum class Dispatcher { kAllgather, kAlltoall, kFlex };
+
+// The network and its size.
+struct ModelShape {
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t ffn_hidden = 0;      // dense MLP width
+  int64_t heads = 0;
+  int64_t query_groups = 0;    // = heads without GQA
+  int64_t kv_channels = 0;     // head dim
+  int64_t vocab = 0;           // padded
+  int64_t vocab_unpadded = 0;
+  int64_t seq_length = 0;
+  bool swiglu = false;
+  bool untied_embeddings = false;
+  bool learned_positions = false;
+  // MoE (experts == 0 for dense models).
+  int64_t experts = 0;
+  int64_t topk = 2;
+  int64_t moe_ffn_hidden = 0;
+  int64_t shared_expert_hidden = 0;
+  int64_t moe_layer_freq = 1;  // every Nth layer is MoE
+  double moe_aux_loss_coeff = 0;
+
+  int64_t MoeLayers() const {
+    if (experts <= 0) return 0;
+    return (layers + moe_layer_freq - 1) / moe_layer_freq;
+  }
+  int64_t DenseLayers() const { return layers - MoeLayers(); }
+};
+
+// Parallel layout and batch. Fully sharded data parallelism (FSDP2, Megatron-FSDP) is `dp` with
+// Features::fsdp set.
+struct Parallelism {
+  int tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
+  int64_t micro_batch = 1;
+  int64_t global_batch = 1;
+  int64_t layers_per_virtual_stage = 0;  // --num-layers-per-virtual-pipeline-stage, 0 if absent
+  int world = 1;
+
+  int64_t MicroBatches() const { return global_batch / (micro_batch * dp); }
+};
+
+// Speed and memory switches.
+struct Features {
+  bool sequence_parallel = false;
+  bool distributed_optimizer = false;
+  bool fsdp = false;                // parameters, gradients and optimizer state sharded over DP
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  bool tp_comm_overlap = false;
+  bool overlap_p2p = true;          // interleaved-schedule p2p overlap (default on with VPP)
+  bool fp8 = false;
+  bool fp8_param_gather = false;    // parameters kept in FP8 (--fp8-param-gather)
+  bool fp16 = false;
+  bool grad_reduce_in_bf16 = false;
+  bool cuda_graphs = false;
+  bool flash_attention = true;      // fused/flash attention (false: unfused softmax)
+  bool grouped_gemm = false;
+  bool overlap_moe_comm = false;
+  bool cross_entropy_fusion = false;
+  bool attention_dropout = true;    // attention dropout > 0
+  Dispatcher dispatcher = Dispatcher::kAllgather;
+  Recompute recompute = Recompute::kNone;
+  RecomputeMethod recompute_method = RecomputeMethod::kUniform;
+  int recompute_layers = 0;         // layers per recompute group (Megatron's --recompute-num-layers)
+  int cuda_graph_warmup_steps = 3;
+};
+
+// Logging and run length.
+struct RunControl {
+  int64_t train_iters = 0;
+  int64_t exit_interval = 0;   // 0: none
+  int64_t log_interval = 100;
+  bool log_throughput = false;
+  double distributed_timeout_min = 10;
+  int64_t seed = 1234;
+  double lr = 0;
+  double min_lr = 0;
+  int64_t lr_warmup_iters = 0;
+  std::string lr_decay_style = "linear";
+
+  // train_iters (100 when unset), cut at exit_interval.
+  int64_t IterationsToRun() const {
+    int64_t n = train_iters > 0 ? train_iters : 100;
+    if (exit_interval > 0) n = std::min(n, exit_interval);
+    return std::max<int64_t>(1, n);
+  }
+};
+
+// Where a framework refuses a recipe.
+enum class RaisedAt {
+  kArgparse,       // the argument parser refused a value (usage + "error:", exit 2)
+  kStartup,        // argument validation or initialisation, before training starts
+  kFirstIteration  // inside the first step (a schedule or a tensor split)
+};
+
+// A refusal the stack's framework would raise, with the Python exception it raises.
+struct PlanRefusal {
+  std::string exception;  // "AssertionError", "ValueError", "RuntimeError", "SystemExit"
+  std::string message;
+  std::string file;       // "megatron/training/arguments.py"
+  std::string function;   // "validate_args"
+  RaisedAt raised_at = RaisedAt::kStartup;
+};
+
+struct ParallelPlan {
+  ModelShape model;
+  Parallelism par;
+  Features feat;
+  RunControl run;
+  // A canonical string of everything that defines the training objective (seed, data, batch,
+  // schedule, model, precision recipe; never a parallel size or a speed switch). The simulated
+  // loss curve is a function of it, so a throughput lever leaves the losses bit-identical and
+  // an objective change moves them, as on real hardware.
+  std::string objective_key;
+  std::optional<PlanRefusal> refusal;  // set: the job fails where the framework would
+};
+
+// Device memory of one pipeline stage on one GPU, in bytes.
+struct SimStageMemory {
+  int stage = 0;
+  double weight_optimizer_b = 0;  // parameters, gradients, optimizer state
+  double activation_b = 0;        // activations kept for backward at the peak
+  double max_allocated_b = 0;
+  double max_reserved_b = 0;
+};
+
+// What the model says about memory, and the facts of an out-of-memory failure.
+struct SimMemory {
+  std::vector<SimStageMemory> stages;  // one per pipeline stage
+  SimStageMemory worst;                // the stage with the highest peak
+  double capacity_b = 0;               // what the driver reports as the GPU's total
+  bool fits = true;
+  // When it does not fit: the failing allocation and the device's state at that moment.
+  double tried_to_allocate_b = 0;
+  double in_use_b = 0;                 // including non-PyTorch memory
+  double allocated_b = 0;              // by PyTorch
+  double reserved_unallocated_b = 0;
+  double free_b = 0;
+};
+
+struct SimIteration {
+  double seconds = 0;          // wall time of this iteration
+  double loss = 0;
+  double aux_loss = 0;         // MoE load-balancing loss (0 when not logged)
+  double grad_norm = 0;
+  double learning_rate = 0;
+};
+
+enum class SimEnd {
+  kFinished,       // ran its iterations; training done
+  kExitInterval,   // stopped at the exit interval
+  kRefused,        // plan.refusal
+  kOutOfMemory,
+  kNcclTimeout,    // a collective timed out after the last iteration listed
+  kHang,           // the log stops; the job reaches its time limit
+  kNodeFailure,
+  kTimeLimit,      // the time limit cut the run
+};
+
+// A simulated job from start to end. Virtual seconds; virtual 0 is 2026-01-01 00:00:00 UTC.
+struct SimulatedRun {
+  ParallelPlan plan;
+  std::string gpu;             // "H100"
+  double gpu_memory_gib = 0;
+  int nodes = 1;
+  int gpus_per_node = 8;
+  double start_s = 0;          // the job starts
+  double startup_s = 0;        // start to the first iteration (or to a start-up refusal)
+  std::vector<SimIteration> iterations;  // iterations 1..N that ran
+  double model_flops_per_iteration = 0;  // the stack's own FLOP convention is its business
+  // Parameters per GPU, for the start-up report.
+  double params_first_stage_per_gpu = 0;
+  double params_last_stage_per_gpu = 0;
+  double params_expert_per_gpu = 0;
+  SimMemory memory;
+  SimEnd end = SimEnd::kFinished;
+  double failure_s = 0;        // when the failure text appears (kRefused, kOutOfMemory,
+                               // kNcclTimeout, kNodeFailure)
+  double end_s = 0;            // the job ends
+};
+
+// "2026-01-01 00:01:30.000000": the wall clock of a virtual second, for simulated log lines.
+std::string VirtualTimestamp(double virtual_s);
+
+}  // namespace attune::sim
+
+#endif  // ATTUNE_SIM_PLAN_H_

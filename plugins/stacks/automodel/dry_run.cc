@@ -1,0 +1,333 @@
+#include "dry_run.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "attune/support/torch_text.h"
+#include "config_view.h"
+
+namespace attune::automodel {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<nlohmann::json> ReadJsonFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::InvalidArgument(path.string() + " is not a JSON object (a checkpoint's config.json)");
+  }
+  return j;
+}
+
+// Hugging Face hub caches, in the order huggingface_hub consults them.
+std::vector<fs::path> HubCaches() {
+  std::vector<fs::path> out;
+  if (const char* cache = std::getenv("HF_HUB_CACHE"); cache && *cache) out.emplace_back(cache);
+  if (const char* home = std::getenv("HF_HOME"); home && *home) out.push_back(fs::path(home) / "hub");
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    out.push_back(fs::path(home) / ".cache" / "huggingface" / "hub");
+  }
+  return out;
+}
+
+// models--org--name/snapshots/<revision>/config.json, the first revision in name order.
+std::optional<fs::path> CachedConfig(const fs::path& cache, const std::string& name) {
+  std::string folder = "models--" + name;
+  for (size_t at = folder.find('/'); at != std::string::npos; at = folder.find('/', at + 2)) {
+    folder.replace(at, 1, "--");
+  }
+  std::error_code ec;
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(cache / folder / "snapshots", ec)) {
+    if (fs::exists(entry.path() / "config.json", ec)) found.push_back(entry.path() / "config.json");
+  }
+  if (found.empty()) return std::nullopt;
+  std::sort(found.begin(), found.end());
+  return found.front();
+}
+
+int64_t Field(const nlohmann::json& c, std::initializer_list<const char*> names, int64_t fallback) {
+  for (const char* name : names) {
+    auto it = c.find(name);
+    if (it != c.end() && it->is_number()) return it->get<int64_t>();
+  }
+  return fallback;
+}
+
+std::string Dotted(const std::string& key) {
+  if (key.rfind("config:", 0) == 0) return key.substr(7);
+  if (key.rfind("--", 0) == 0) return key.substr(2);
+  return key;
+}
+
+// Every effective setting that defines the training objective: the config and the overrides,
+// without the lever catalog's keys (throughput settings) and the neutral (logging, checkpointing)
+// keys. Overrides win over the config, as in ConfigView.
+std::string ObjectiveKey(const Recipe& recipe, const Knowledge& knowledge) {
+  std::map<std::string, std::string> settings;
+  for (const auto& key : Keys(recipe)) {
+    if (key.rfind("config:", 0) != 0 && key.rfind("--", 0) != 0) continue;
+    std::string dotted = Dotted(key);
+    if (knowledge.FindLever(dotted)) continue;
+    bool neutral = std::any_of(knowledge.neutral.begin(), knowledge.neutral.end(),
+                               [&](const std::string& p) { return KeyMatches(p, dotted); });
+    if (neutral) continue;
+    auto value = GetValue(recipe, key);
+    if (!value || (!value->empty() && value->front() == '{')) continue;  // a section, not a value
+    if (key.rfind("--", 0) == 0 || !settings.count(dotted)) settings[dotted] = *value;
+  }
+  std::string out;
+  for (const auto& [k, v] : settings) out += k + "=" + v + ";";
+  return out;
+}
+
+std::string StripRuleId(const std::string& message) {
+  if (message.size() > 2 && message.front() == '[') {
+    size_t close = message.find("] ");
+    if (close != std::string::npos) return message.substr(close + 2);
+  }
+  return message;
+}
+
+__attribute__((format(printf, 1, 2))) std::string Format(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list copy;
+  va_copy(copy, args);
+  int n = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string out(static_cast<size_t>(std::max(0, n)) + 1, '\0');
+  std::vsnprintf(out.data(), out.size(), format, args);
+  va_end(args);
+  out.resize(static_cast<size_t>(std::max(0, n)));
+  return out;
+}
+
+}  // namespace
+
+Result<nlohmann::json> FindModelConfig(const std::string& name, const Knowledge& knowledge) {
+  std::error_code ec;
+  if (!name.empty() && fs::is_directory(name, ec)) {
+    if (fs::exists(fs::path(name) / "config.json", ec)) return ReadJsonFile(fs::path(name) / "config.json");
+  }
+  std::vector<fs::path> caches = HubCaches();
+  for (const auto& cache : caches) {
+    if (auto path = CachedConfig(cache, name)) return ReadJsonFile(*path);
+  }
+  auto known = knowledge.models.find(name);
+  if (known != knowledge.models.end()) return known->second;
+  std::string looked;
+  for (const auto& cache : caches) looked += (looked.empty() ? "" : ", ") + cache.string();
+  return Status::NotFound(
+      "the shape of checkpoint '" + name + "' is unknown: no config.json in that path, none in the "
+      "Hugging Face cache (" + (looked.empty() ? std::string("no cache directory") : looked) +
+      ") and no entry in stacks/automodel/models.yaml; download its config.json (huggingface-cli "
+      "download " + name + " config.json) or add its config.json fields to models.yaml");
+}
+
+Result<sim::ModelShape> ShapeFromModelConfig(const nlohmann::json& c, int64_t seq_length) {
+  sim::ModelShape m;
+  m.layers = Field(c, {"num_hidden_layers", "n_layer", "num_layers"}, 0);
+  m.hidden = Field(c, {"hidden_size", "n_embd", "d_model"}, 0);
+  m.heads = Field(c, {"num_attention_heads", "n_head"}, 0);
+  if (m.layers <= 0 || m.hidden <= 0 || m.heads <= 0) {
+    return Status::InvalidArgument("the checkpoint's config.json gives no num_hidden_layers, "
+                                   "hidden_size or num_attention_heads");
+  }
+  m.query_groups = Field(c, {"num_key_value_heads"}, m.heads);
+  m.kv_channels = Field(c, {"head_dim"}, m.hidden / m.heads);
+  m.ffn_hidden = Field(c, {"intermediate_size", "n_inner", "ffn_dim"}, 4 * m.hidden);
+  std::string act = c.value("hidden_act", c.value("activation_function", std::string("silu")));
+  m.swiglu = act == "silu" || act == "swiglu" || act == "swish";
+  m.vocab_unpadded = Field(c, {"vocab_size"}, 32000);
+  m.vocab = m.vocab_unpadded;
+  m.untied_embeddings = !c.value("tie_word_embeddings", false);
+  m.learned_positions = false;
+  m.seq_length = seq_length;
+  m.experts = Field(c, {"num_local_experts", "num_experts", "n_routed_experts"}, 0);
+  if (m.experts > 0) {
+    m.topk = Field(c, {"num_experts_per_tok", "moe_topk"}, 2);
+    m.moe_ffn_hidden = Field(c, {"moe_intermediate_size"}, m.ffn_hidden);
+    int64_t shared = Field(c, {"shared_expert_intermediate_size"}, 0);
+    if (shared == 0) shared = Field(c, {"n_shared_experts"}, 0) * m.moe_ffn_hidden;
+    m.shared_expert_hidden = shared;
+    m.moe_layer_freq = std::max<int64_t>(1, Field(c, {"decoder_sparse_step", "moe_layer_freq"}, 1));
+    m.moe_aux_loss_coeff = c.value("router_aux_loss_coef", 0.0);
+  }
+  return m;
+}
+
+Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Knowledge& knowledge,
+                                                  const ClusterInfo& cluster, int world) {
+  (void)cluster;
+  ConfigView view(recipe, knowledge);
+  std::string name = view.Get("model.pretrained_model_name_or_path").value_or("");
+  if (name.empty()) {
+    return Status::InvalidArgument(
+        "automodel: a dry run needs the model's shape, and the recipe names no checkpoint "
+        "(model.pretrained_model_name_or_path)");
+  }
+  int64_t seq = view.GetInt("dataset.seq_length", 0);
+  if (seq <= 0) seq = view.GetInt("packed_sequence.packed_sequence_size", 0);
+  if (seq <= 0) {
+    return Status::InvalidArgument(
+        "automodel: a dry run models fixed-length sequences, and the recipe sets neither "
+        "dataset.seq_length nor packed_sequence.packed_sequence_size; set one of them");
+  }
+  ATTUNE_ASSIGN_OR_RETURN(nlohmann::json config, FindModelConfig(name, knowledge));
+  Result<sim::ModelShape> shape = ShapeFromModelConfig(config, seq);
+  if (!shape.ok()) return Status::InvalidArgument("automodel: " + name + ": " + shape.status().message());
+
+  sim::ParallelPlan plan;
+  plan.model = *shape;
+  Topology topology = recipe.topology;
+  Mesh mesh = ReadMesh(view, topology);
+  sim::Parallelism& p = plan.par;
+  p.world = world;
+  p.tp = static_cast<int>(mesh.tp);
+  p.cp = static_cast<int>(mesh.cp);
+  p.pp = mesh.strategy == "megatron_fsdp" ? 1 : static_cast<int>(mesh.pp);
+  p.ep = static_cast<int>(mesh.ep);
+  p.etp = 1;
+  p.dp = static_cast<int>(std::max<int64_t>(1, world / std::max<int64_t>(1, int64_t{p.tp} * p.cp * p.pp)));
+  int64_t local = view.GetInt("step_scheduler.local_batch_size", 1);
+  p.micro_batch = p.pp > 1 ? view.GetInt("distributed.pipeline.pp_microbatch_size", 1) : local;
+  p.global_batch = view.GetInt("step_scheduler.global_batch_size", 32);
+  bool interleaved = view.Get("distributed.pipeline.pp_schedule").value_or("1f1b") == "interleaved1f1b";
+  p.vpp = interleaved && p.pp > 1 && plan.model.layers % (2 * p.pp) == 0 ? 2 : 1;
+
+  sim::Features& f = plan.feat;
+  f.fsdp = mesh.strategy == "fsdp2" || mesh.strategy == "megatron_fsdp";
+  f.distributed_optimizer = f.fsdp;
+  // FSDP reduce-scatters gradients during the backward pass and (with prefetch) gathers the next
+  // layer's parameters while this one computes; DDP overlaps its gradient buckets.
+  f.overlap_grad_reduce = true;
+  f.overlap_param_gather = f.fsdp && view.GetBool("distributed.enable_fsdp2_prefetch", true);
+  f.sequence_parallel = p.tp > 1 && view.GetBool("distributed.sequence_parallel", false);
+  f.tp_comm_overlap = p.tp > 1 && view.GetBool("distributed.enable_async_tensor_parallel", false);
+  std::string ac = view.Get("distributed.activation_checkpointing").value_or("false");
+  if (ac == "true" || ac == "True" || ac == "full") {
+    f.recompute = sim::Recompute::kFull;
+    f.recompute_method = sim::RecomputeMethod::kUniform;
+    f.recompute_layers = 1;
+  } else if (ac == "selective") {
+    f.recompute = sim::Recompute::kSelective;
+  }
+  std::string attn = view.Get("model.backend.attn").value_or("te");
+  f.flash_attention = attn != "eager";
+  std::string experts = view.Get("model.backend.experts").value_or("torch_mm");
+  f.grouped_gemm = experts == "te" || experts == "gmm";
+  std::string dispatcher = view.Get("model.backend.dispatcher").value_or("torch");
+  f.dispatcher = dispatcher == "deepep" || dispatcher == "hybridep" ? sim::Dispatcher::kFlex
+                                                                  : sim::Dispatcher::kAlltoall;
+  f.fp8 = view.GetBool("fp8.enabled", false);
+  f.cuda_graphs = false;
+
+  sim::RunControl& r = plan.run;
+  r.train_iters = view.GetInt("step_scheduler.max_steps", 100);
+  r.log_interval = 1;
+  r.log_throughput = false;
+  r.seed = view.GetInt("seed", 42);
+  try {
+    r.lr = std::stod(view.Get("optimizer.lr").value_or("0"));
+  } catch (...) {
+    r.lr = 0;  // not a number: ValidateRecipe's callers report config errors; the curve uses its default
+  }
+  r.lr_warmup_iters = view.GetInt("lr_scheduler.lr_warmup_steps", 0);
+  r.lr_decay_style = view.Get("lr_scheduler.lr_decay_style").value_or("cosine");
+  r.distributed_timeout_min = static_cast<double>(view.GetInt("dist_env.timeout_minutes", 10));
+
+  plan.objective_key = ObjectiveKey(recipe, knowledge);
+  Recipe placed = recipe;
+  placed.topology = topology;
+  if (Status valid = ValidateRecipe(placed, knowledge); !valid.ok()) {
+    plan.refusal = sim::PlanRefusal{"ValueError", StripRuleId(valid.message()),
+                                    "nemo_automodel/components/distributed/init_utils.py",
+                                    "initialize_distributed", sim::RaisedAt::kStartup};
+  }
+  return plan;
+}
+
+std::string RenderAutoModelLog(const Recipe& recipe, const sim::SimulatedRun& run) {
+  const sim::ParallelPlan& plan = run.plan;
+  std::string text;
+  double now = run.start_s;
+  auto line = [&](const std::string& logger, const std::string& message) {
+    text += sim::VirtualTimestamp(now).substr(0, 19) + " | INFO | " + logger + " | " + message + "\n";
+  };
+  auto raw = [&](const std::string& l) { text += l + "\n"; };
+  std::string config_path = recipe.entry.empty() ? std::string("config.yaml") : recipe.entry.back();
+  line("nemo_automodel.cli.app", "Config: " + config_path);
+  if (run.end == sim::SimEnd::kRefused && plan.refusal) {
+    now = run.failure_s;
+    raw("Traceback (most recent call last):");
+    raw("  File \"/opt/Automodel/" + plan.refusal->file + "\", line 211, in " + plan.refusal->function);
+    raw(plan.refusal->exception + ": " + plan.refusal->message);
+    return text;
+  }
+  const sim::Parallelism& p = plan.par;
+  line("root", Format("Distributed: world_size %d, dp %d, tp %d, cp %d, pp %d, ep %d", p.world,
+                      p.dp, p.tp, p.cp, p.pp, p.ep));
+  double params = run.params_first_stage_per_gpu + run.params_expert_per_gpu;
+  line("root", Format("Model parameters on rank 0 after sharding: %lld", static_cast<long long>(params)));
+  now = run.start_s + run.startup_s;
+  line("root", "Starting training");
+  if (run.end == sim::SimEnd::kOutOfMemory) {
+    now = run.failure_s;
+    raw("[rank0]: Traceback (most recent call last):");
+    raw("[rank0]: " + support::TorchOutOfMemoryLine(run.memory));
+    for (const auto& l : support::TorchrunChildFailedLines(now, "train_ft.py", 1, "")) raw(l);
+    return text;
+  }
+  const double tokens = static_cast<double>(p.global_batch) * static_cast<double>(plan.model.seq_length);
+  const double mem_gib = run.memory.worst.max_reserved_b / (1024.0 * 1024.0 * 1024.0);
+  const double per_gpu_divisor = std::max(1, p.dp * p.cp);
+  for (size_t k = 0; k < run.iterations.size(); ++k) {
+    const sim::SimIteration& it = run.iterations[k];
+    now += it.seconds;
+    double tps = tokens / std::max(1e-9, it.seconds);
+    line("root", Format("step %lld | epoch 0 | loss %.4f | grad_norm %.4f | lr %.2e | mem %.2f GiB | "
+                        "tps %.2f(%.2f/gpu) | num_label_tokens %lld",
+                        static_cast<long long>(k + 1), it.loss, it.grad_norm, it.learning_rate, mem_gib,
+                        tps, tps / per_gpu_divisor, static_cast<long long>(tokens)));
+  }
+  switch (run.end) {
+    case sim::SimEnd::kFinished:
+    case sim::SimEnd::kExitInterval:
+      line("root", "Training complete");
+      break;
+    case sim::SimEnd::kNcclTimeout: {
+      double timeout = std::max(0.0, run.failure_s - now);
+      now = run.failure_s;
+      int64_t numel = plan.model.hidden * plan.model.seq_length * p.micro_batch;
+      for (const auto& l : support::NcclWatchdogLines(now, static_cast<int64_t>(run.iterations.size()) * 40 + 17,
+                                                      numel, timeout)) {
+        raw(l);
+      }
+      for (const auto& l : support::TorchrunChildFailedLines(now, "train_ft.py", -6,
+                                                             "Signal 6 (SIGABRT) received by PID 4242")) {
+        raw(l);
+      }
+      break;
+    }
+    case sim::SimEnd::kNodeFailure:
+      now = run.failure_s;
+      raw("srun: error: Node failure on node-0003");
+      break;
+    default:
+      break;  // a hang or the time limit: the log just stops
+  }
+  return text;
+}
+
+}  // namespace attune::automodel

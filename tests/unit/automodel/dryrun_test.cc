@@ -1,0 +1,155 @@
+// The AutoModel stack's dry-run mapping (dry_run.h): recipe -> parallel plan, the checkpoint's
+// shape from a local config.json, the Hugging Face cache or models.yaml, refusals and the
+// objective key.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "automodel_fixture.h"
+#include "dry_run.h"
+
+namespace attune::automodel {
+namespace {
+
+namespace fs = std::filesystem;
+
+ClusterInfo H100() {
+  ClusterInfo c;
+  c.device_type = "H100";
+  c.device_memory_gib = 79.6;
+  c.devices_per_node = 8;
+  c.compute_capability_major = 9;
+  return c;
+}
+
+class ScratchDir {
+ public:
+  ScratchDir() : path_(fs::temp_directory_path() / ("attune-am-dry-" + std::to_string(std::random_device{}()))) {
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void WriteText(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+constexpr const char* kTinyConfig =
+    R"({"num_hidden_layers": 4, "hidden_size": 256, "intermediate_size": 688,
+        "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000,
+        "hidden_act": "silu", "tie_word_embeddings": true})";
+
+TEST_CASE("an AutoModel recipe maps to the plan its mesh, batch and switches describe", "[automodel][sim]") {
+  Recipe r = testing::Import("launch_automodel.sh");  // Llama-3.1-8B, tp 2, local batch 2, SP
+  auto plan = AutoModelSimulationPlan(r, testing::TheStack().knowledge(), H100(), 8);
+  REQUIRE(plan.ok());
+  CHECK_FALSE(plan->refusal.has_value());
+  // The shape of meta-llama/Llama-3.1-8B (models.yaml).
+  CHECK(plan->model.layers == 32);
+  CHECK(plan->model.hidden == 4096);
+  CHECK(plan->model.ffn_hidden == 14336);
+  CHECK(plan->model.query_groups == 8);
+  CHECK(plan->model.vocab_unpadded == 128256);
+  CHECK(plan->model.swiglu);
+  CHECK(plan->model.untied_embeddings);
+  CHECK(plan->model.seq_length == 4096);
+  CHECK(plan->par.tp == 2);
+  CHECK(plan->par.dp == 4);
+  CHECK(plan->par.micro_batch == 2);
+  CHECK(plan->par.global_batch == 64);
+  CHECK(plan->par.MicroBatches() == 8);
+  CHECK(plan->feat.fsdp);
+  CHECK(plan->feat.sequence_parallel);
+  CHECK(plan->feat.recompute == sim::Recompute::kFull);
+  CHECK(plan->run.train_iters == 200);
+  CHECK(plan->run.lr == Approx(1e-5));
+}
+
+TEST_CASE("the AutoModel objective key ignores levers and follows objective settings", "[automodel][sim]") {
+  const Knowledge& k = testing::TheStack().knowledge();
+  Recipe r = testing::Import("launch_automodel.sh");
+  auto base = AutoModelSimulationPlan(r, k, H100(), 8);
+  auto lever = AutoModelSimulationPlan(testing::With(r, "--distributed.tp_size", "4"), k, H100(), 8);
+  auto lr = AutoModelSimulationPlan(testing::With(r, "--optimizer.lr", "2e-5"), k, H100(), 8);
+  auto seed = AutoModelSimulationPlan(testing::With(r, "config:seed", "7"), k, H100(), 8);
+  REQUIRE((base.ok() && lever.ok() && lr.ok() && seed.ok()));
+  CHECK(lever->par.tp == 4);
+  CHECK(lever->objective_key == base->objective_key);
+  CHECK(lr->objective_key != base->objective_key);
+  CHECK(seed->objective_key != base->objective_key);
+}
+
+TEST_CASE("a mesh AutoModel refuses is a plan with AutoModel's ValueError", "[automodel][sim]") {
+  Recipe r = testing::With(testing::Import("launch_automodel.sh"), "--distributed.tp_size", "3");
+  auto plan = AutoModelSimulationPlan(r, testing::TheStack().knowledge(), H100(), 8);
+  REQUIRE(plan.ok());
+  REQUIRE(plan->refusal.has_value());
+  CHECK(plan->refusal->exception == "ValueError");
+  CHECK_THAT(plan->refusal->message, Catch::Contains("must be divisible by"));
+  CHECK(plan->refusal->message.front() != '[');  // the rule id is attune's, not AutoModel's text
+}
+
+TEST_CASE("the checkpoint's shape comes from a local config.json, the HF cache, then models.yaml", "[automodel][sim]") {
+  const Knowledge& k = testing::TheStack().knowledge();
+  ScratchDir dir;
+  // A local checkpoint directory.
+  WriteText(dir.path() / "tiny" / "config.json", kTinyConfig);
+  auto local = FindModelConfig((dir.path() / "tiny").string(), k);
+  REQUIRE(local.ok());
+  auto shape = ShapeFromModelConfig(*local, 512);
+  REQUIRE(shape.ok());
+  CHECK(shape->layers == 4);
+  CHECK(shape->query_groups == 2);
+  CHECK(shape->kv_channels == 32);
+  CHECK_FALSE(shape->untied_embeddings);
+  // The Hugging Face cache layout: models--org--name/snapshots/<revision>/config.json.
+  WriteText(dir.path() / "hub" / "models--acme--tiny-moe" / "snapshots" / "abc123" / "config.json",
+            R"({"num_hidden_layers": 2, "hidden_size": 128, "num_attention_heads": 4,
+                "num_local_experts": 16, "num_experts_per_tok": 4, "moe_intermediate_size": 64,
+                "n_shared_experts": 1})");
+  ::setenv("HF_HUB_CACHE", (dir.path() / "hub").string().c_str(), 1);
+  auto cached = FindModelConfig("acme/tiny-moe", k);
+  ::unsetenv("HF_HUB_CACHE");
+  REQUIRE(cached.ok());
+  auto moe = ShapeFromModelConfig(*cached, 1024);
+  REQUIRE(moe.ok());
+  CHECK(moe->experts == 16);
+  CHECK(moe->topk == 4);
+  CHECK(moe->moe_ffn_hidden == 64);
+  CHECK(moe->shared_expert_hidden == 64);
+  // Unknown everywhere: NotFound that says what to do.
+  auto unknown = FindModelConfig("acme/no-such-model", k);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().code() == StatusCode::kNotFound);
+  CHECK_THAT(unknown.status().message(), Catch::Contains("models.yaml") && Catch::Contains("config.json"));
+  // A config.json without a shape.
+  CHECK_FALSE(ShapeFromModelConfig(nlohmann::json{{"vocab_size", 10}}, 128).ok());
+}
+
+TEST_CASE("a dry run needs the sequence length and a checkpoint", "[automodel][sim]") {
+  const Knowledge& k = testing::TheStack().knowledge();
+  Recipe r = testing::Import("launch_automodel.sh");
+  REQUIRE(SetValue(&r, "config:dataset.seq_length", std::nullopt).ok());
+  auto no_seq = AutoModelSimulationPlan(r, k, H100(), 8);
+  REQUIRE_FALSE(no_seq.ok());
+  CHECK_THAT(no_seq.status().message(), Catch::Contains("dataset.seq_length"));
+  Recipe unnamed = testing::Import("launch_automodel.sh");
+  REQUIRE(SetValue(&unnamed, "config:model.pretrained_model_name_or_path", std::nullopt).ok());
+  auto no_model = AutoModelSimulationPlan(unnamed, k, H100(), 8);
+  REQUIRE_FALSE(no_model.ok());
+  CHECK_THAT(no_model.status().message(), Catch::Contains("pretrained_model_name_or_path"));
+}
+
+}  // namespace
+}  // namespace attune::automodel
