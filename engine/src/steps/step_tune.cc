@@ -2,6 +2,7 @@
 // (verdict, runs, rank) and does it; when every candidate is ranked it asks the agent for the
 // next one. Each answer and result is recorded before the next decision depends on it.
 #include <algorithm>
+#include <cstdio>
 
 #include "campaign/events.h"
 #include "gate/static_gate.h"
@@ -188,6 +189,44 @@ int CandidatesWithoutGain(const CampaignState& s) {
   return n;
 }
 
+// GPU-hours of the last successful job of `id` that a verify pair would repeat (its charge: the
+// devices it held × how long it ran); the worst-case reservation when it has none.
+double ExpectedJobCost(const RunContext& ctx, const std::string& id) {
+  const CampaignState& s = ctx.state;
+  double cost = 0;
+  for (const JobRecord& j : s.jobs) {
+    if (j.candidate == id && j.measurement && !j.failure && j.charged_gpu_hours > 0) cost = j.charged_gpu_hours;
+  }
+  if (cost > 0) return cost;
+  const Recipe* recipe = s.RecipeOf(id);
+  return recipe ? JobReservation(ctx, *recipe) : 0;
+}
+
+// What the workflow's verify steps after `tune` will need when the leader is not the baseline:
+// their side-by-side pairs of the leader and the baseline at what those jobs cost, plus room for
+// the last job's worst-case reservation (the ledger reserves devices × time limit while a job
+// runs). Tuning leaves it unspent, so the final measurement always happens; with the baseline
+// leading, verify does not run and nothing is held back.
+double VerifyReserve(const RunContext& ctx, const StepDecl& tune) {
+  const CampaignState& s = ctx.state;
+  if (s.leader_id == events::kBaselineId) return 0;
+  const auto& steps = ctx.workflow.steps;
+  auto self = std::find_if(steps.begin(), steps.end(), [&](const StepDecl& d) { return d.id == tune.id; });
+  if (self == steps.end()) return 0;
+  int pairs = 0;
+  for (auto it = self + 1; it != steps.end(); ++it) {
+    if (it->uses != "verify") continue;
+    Result<int> repeats = StepIntOption(*it, "repeats");
+    if (repeats.ok()) pairs += std::max(0, *repeats);
+  }
+  if (pairs == 0) return 0;
+  const double leader = ExpectedJobCost(ctx, s.leader_id);
+  const double baseline = ExpectedJobCost(ctx, events::kBaselineId);
+  const Recipe* recipe = s.RecipeOf(s.leader_id);
+  const double worst = recipe ? JobReservation(ctx, *recipe) : leader;
+  return pairs * (leader + baseline) - std::min(leader, baseline) + std::max(worst, leader);
+}
+
 }  // namespace
 
 Status RunTuneStep(RunContext& ctx, const StepDecl& step) {
@@ -226,10 +265,18 @@ Status RunTuneStep(RunContext& ctx, const StepDecl& step) {
     }
     const Recipe* leader = s.RecipeOf(s.leader_id);
     // Asking the agent costs time (and, for a CLI agent, money): only when a job of the leader's
-    // size could still run.
+    // size could still run, and the final verify would still fit after it.
     if (!leader || !CanAfford(ctx, *leader)) {
       return FinishStep(ctx, step, "budget_exhausted",
                         "the budget left does not cover another job of the leader's size");
+    }
+    if (const double reserve = VerifyReserve(ctx, step);
+        reserve > 0 && !s.ledger.Fits(JobReservation(ctx, *leader) + reserve)) {
+      char held[96];
+      std::snprintf(held, sizeof held, "%.2f GPU-hours", reserve);
+      return FinishStep(ctx, step, "budget_exhausted",
+                        std::string("the rest of the budget is held for the verify step's side-by-side runs (") +
+                            held + ")");
     }
     ATTUNE_RETURN_IF_ERROR(AskAgent(ctx, max_candidates));
   }
