@@ -169,7 +169,7 @@ std::optional<ArgumentError> Experts(const TrainingSetup& s, const ClusterSpec&)
     return Assert("Number of experts should be a multiple of expert model parallel_size.");
   }
   if (p.etp > 1 && !s.Has("--disable-bias-linear")) {
-    return ValueErr("Bias in Moe is only supported when ETP==1");
+    return Assert("Bias in Moe is only supported when ETP==1");
   }
   int64_t grid = int64_t{p.etp} * p.ep * p.pp;
   if (p.world % grid != 0) {

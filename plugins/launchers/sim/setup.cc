@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 namespace attune::sim {
 namespace {
@@ -73,7 +74,9 @@ void ReadModel(FlagReader& r, TrainingSetup* s) {
   m.topk = r.Int("--moe-router-topk", 2);
   m.moe_ffn_hidden = r.Int("--moe-ffn-hidden-size", m.ffn_hidden);
   m.shared_expert_hidden = r.Int("--moe-shared-expert-intermediate-size", 0);
-  m.moe_layer_freq = std::max<int64_t>(1, r.Int("--moe-layer-freq", 1));
+  std::string freq = r.Str("--moe-layer-freq", "1");
+  bool pattern = !freq.empty() && (freq[0] == '(' || freq[0] == '[');
+  m.moe_layer_freq = pattern ? 1 : std::max<int64_t>(1, r.Int("--moe-layer-freq", 1));
   m.moe_aux_loss_coeff = r.Double("--moe-aux-loss-coeff", 0.0);
 }
 
@@ -136,6 +139,51 @@ void ReadFeatures(FlagReader& r, TrainingSetup* s) {
   f.cuda_graph_warmup_steps = static_cast<int>(r.Int("--cuda-graph-warmup-steps", 3));
 }
 
+// Issue 24's additions, kept apart for the plan refactor: the FP8/FP4 recipe, bias and MoE
+// switches, in Megatron's spellings (megatron/core/transformer/transformer_config.py).
+// Ones in Megatron's list form of --moe-layer-freq: "([0]*3+[1]*58)" or "[0,1,1,1]"; -1 when the
+// text is neither.
+int64_t MoeLayersInPattern(const std::string& text) {
+  if (text.empty() || (text[0] != '(' && text[0] != '[')) return -1;
+  int64_t ones = 0;
+  size_t i = 0;
+  while ((i = text.find('[', i)) != std::string::npos) {
+    size_t close = text.find(']', i);
+    if (close == std::string::npos) return -1;
+    std::string items = text.substr(i + 1, close - i - 1);
+    int64_t in_list = static_cast<int64_t>(std::count(items.begin(), items.end(), '1'));
+    int64_t repeat = 1;
+    if (close + 1 < text.size() && text[close + 1] == '*') {
+      repeat = std::atoll(text.c_str() + close + 2);
+    }
+    ones += in_list * repeat;
+    i = close + 1;
+  }
+  return ones;
+}
+
+void ReadPrecisionAndMoe(FlagReader& r, TrainingSetup* s) {
+  Features& f = s->feat;
+  s->model.moe_layers_from_pattern = MoeLayersInPattern(r.Str("--moe-layer-freq", ""));
+  std::string recipe = r.Str("--fp8-recipe", "delayed");
+  f.fp8_recipe = recipe == "tensorwise" ? Fp8Recipe::kTensorwise
+                 : recipe == "blockwise" ? Fp8Recipe::kBlockwise
+                 : recipe == "mxfp8"     ? Fp8Recipe::kMxfp8
+                                         : Fp8Recipe::kDelayed;
+  f.fp4 = r.Switch("--fp4-format");
+  f.fp4_param_gather = f.fp4 && r.Switch("--fp4-param-gather");
+  if (r.Switch("--first-last-layers-bf16") && f.LowPrecision()) {
+    f.bf16_layers_at_start = static_cast<int>(r.Int("--num-layers-at-start-in-bf16", 1));
+    f.bf16_layers_at_end = static_cast<int>(r.Int("--num-layers-at-end-in-bf16", 1));
+  }
+  f.add_bias_linear = !r.Switch("--disable-bias-linear");
+  f.moe_shared_expert_overlap = r.Switch("--moe-shared-expert-overlap");
+  f.moe_capacity_factor = r.Double("--moe-expert-capacity-factor", 0.0);
+  f.moe_permute_fusion = r.Switch("--moe-permute-fusion");
+  f.moe_force_balance = r.Switch("--moe-router-force-load-balancing");
+  f.moe_pad_to_capacity = r.Switch("--moe-pad-expert-input-to-capacity") && f.moe_capacity_factor > 0;
+}
+
 void ReadRun(FlagReader& r, TrainingSetup* s) {
   RunControl& c = s->run;
   c.train_iters = r.Int("--train-iters", 0);
@@ -160,6 +208,7 @@ std::string JoinValues(const std::vector<std::string>& values) {
 
 int64_t ModelShape::MoeLayers() const {
   if (experts <= 0) return 0;
+  if (moe_layers_from_pattern >= 0) return std::min(layers, moe_layers_from_pattern);
   return (layers + moe_layer_freq - 1) / moe_layer_freq;
 }
 
@@ -190,6 +239,7 @@ Result<TrainingSetup> SetupFromRecipe(const Recipe& recipe, int world) {
   ReadModel(reader, &s);
   ReadParallelism(reader, &s, world);
   ReadFeatures(reader, &s);
+  ReadPrecisionAndMoe(reader, &s);
   ReadRun(reader, &s);
   int64_t padded = reader.Int("--padded-vocab-size", 0);
   s.model.vocab = padded > 0 ? padded

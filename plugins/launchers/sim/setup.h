@@ -19,6 +19,8 @@ namespace attune::sim {
 enum class Recompute { kNone, kSelective, kFull };
 enum class RecomputeMethod { kUniform, kBlock };
 enum class Dispatcher { kAllgather, kAlltoall, kFlex };
+// Transformer Engine's FP8 scaling recipes (--fp8-recipe; Megatron's default is delayed).
+enum class Fp8Recipe { kDelayed, kTensorwise, kBlockwise, kMxfp8 };
 
 // The network and its size.
 struct ModelShape {
@@ -41,6 +43,9 @@ struct ModelShape {
   int64_t shared_expert_hidden = 0;
   int64_t moe_layer_freq = 1;  // every Nth layer is MoE
   double moe_aux_loss_coeff = 0;
+  // --- Issue 24: a list --moe-layer-freq such as "([0]*3+[1]*58)" (DeepSeek's leading dense
+  // layers); read by ReadPrecisionAndMoe. The number of MoE layers it names, -1 when not a list.
+  int64_t moe_layers_from_pattern = -1;
 
   int64_t MoeLayers() const;
   int64_t DenseLayers() const { return layers - MoeLayers(); }
@@ -80,6 +85,21 @@ struct Features {
   RecomputeMethod recompute_method = RecomputeMethod::kUniform;
   int recompute_layers = 0;         // --recompute-num-layers
   int cuda_graph_warmup_steps = 3;
+
+  // --- Low precision and MoE details (issue 24; read by ReadPrecisionAndMoe in setup.cc) ---
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // --fp8-recipe (meaningful when fp8)
+  bool fp4 = false;                 // --fp4-format e2m1 (TE's NVFP4BlockScaling, --fp4-recipe nvfp4)
+  bool fp4_param_gather = false;    // --fp4-param-gather
+  int bf16_layers_at_start = 0;     // --first-last-layers-bf16 with --num-layers-at-start-in-bf16
+  int bf16_layers_at_end = 0;       //   and --num-layers-at-end-in-bf16 (Megatron default 1 each)
+  bool add_bias_linear = true;      // false with --disable-bias-linear
+  bool moe_shared_expert_overlap = false;  // --moe-shared-expert-overlap
+  double moe_capacity_factor = 0;   // --moe-expert-capacity-factor (0: no token dropping)
+  bool moe_permute_fusion = false;  // --moe-permute-fusion
+  bool moe_force_balance = false;   // --moe-router-force-load-balancing (benchmarks)
+  bool moe_pad_to_capacity = false; // --moe-pad-expert-input-to-capacity
+  // Any low-precision GEMM recipe.
+  bool LowPrecision() const { return fp8 || fp4; }
 };
 
 // Logging and run length.
