@@ -16,10 +16,10 @@ constexpr double kSequentialExpertKernelS = 10e-6;
 
 // Large-GEMM efficiency by generation (the order cuBLAS reaches on big BF16 shapes; the A100
 // value is fitted to the A100 calibration rows; docs/sim.md).
-double GemmPeakFraction(const GpuSpec& gpu) {
+double GemmPeakFraction(const GpuSpec& gpu, const ModelFactors& f) {
   if (gpu.compute_capability_major <= 8) return 0.72;
   if (gpu.compute_capability_major == 9) return 0.72;
-  return 0.70;
+  return f.blackwell_gemm_efficiency;
 }
 
 // What the GEMMs of a layer run in (attention, elementwise and communication stay BF16).
@@ -66,7 +66,7 @@ double OperandBytes(GemmPrecision p) {
 // precision × large-GEMM efficiency × σ per dimension) and the time to stream its operands and
 // BF16 output through HBM (the roofline; small per-expert GEMMs reach it).
 double GemmTime(const Ctx& x, double m, double n, double k) {
-  double frac = GemmPeakFraction(x.c.gpu) * Sat(m, x.f.gemm_half_dim) *
+  double frac = GemmPeakFraction(x.c.gpu, x.f) * Sat(m, x.f.gemm_half_dim) *
                 Sat(n, x.f.gemm_half_dim) * Sat(k, x.f.gemm_half_dim);
   double peak = x.peak;
   if (x.prec == GemmPrecision::kFp8) {
@@ -148,7 +148,7 @@ void AddAttention(const Ctx& x, LayerCost* cost) {
     // BF16 whatever the GEMM recipe. The softmax needs one exponential per (causal) score; on
     // Blackwell the SFU's exponential rate rivals the tensor cores (FlashAttention-4's reason to
     // emulate some of them), so the slower of the two bounds the kernel.
-    double frac = GemmPeakFraction(x.c.gpu) * x.f.attention_fraction;
+    double frac = GemmPeakFraction(x.c.gpu, x.f) * x.f.attention_fraction;
     double mma = 0.5 * full / (x.peak * frac);
     double exps = 0.5 * x.b * heads_local * (x.seq / x.cp) * x.seq;
     double exp_s = x.c.gpu.exp_tera_per_s > 0 ? exps / (x.c.gpu.exp_tera_per_s * 1e12) : 0.0;
@@ -156,7 +156,7 @@ void AddAttention(const Ctx& x, LayerCost* cost) {
   } else {
     // Unfused: the full score matrix is computed, then masked, softmaxed and dropped out in
     // separate kernels that stream it through HBM (~8 bytes per score forward).
-    cost->attention += full / (x.peak * GemmPeakFraction(x.c.gpu) * Sat(d, x.f.gemm_half_dim));
+    cost->attention += full / (x.peak * GemmPeakFraction(x.c.gpu, x.f) * Sat(d, x.f.gemm_half_dim));
     double scores = x.b * heads_local * (x.seq / x.cp) * x.seq;
     cost->scores = scores * 8.0 / x.hbm;
     cost->elementwise += cost->scores;
@@ -546,7 +546,9 @@ StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluste
   double fwd_window = (mb.gemm / 3.0 + mb.attention * 0.3);
   out.dp_comm_s = DataParallelComm(x, pc, bwd_window, fwd_window);
   out.optimizer_s = OptimizerTime(x, pc);
-  out.step_s = m * t_mb + out.bubble_s + out.pp_p2p_s + out.dp_comm_s + out.optimizer_s;
+  out.step_overhead_s = factors.step_overhead_ms * 1e-3;
+  out.step_s = m * t_mb + out.bubble_s + out.pp_p2p_s + out.dp_comm_s + out.optimizer_s +
+               out.step_overhead_s;
   out.model_flops = MegatronModelFlops(setup.model, p.global_batch);
   out.tflops_per_gpu = out.model_flops / (out.step_s * 1e12 * p.world);
   out.tokens_per_s_per_gpu = static_cast<double>(p.global_batch) * static_cast<double>(setup.model.seq_length) /

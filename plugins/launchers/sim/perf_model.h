@@ -21,6 +21,10 @@ struct ModelFactors {
   double comm_overlap_hidden = 0.7;   // share of a collective hidden by an overlap feature
   double fp8_gemm_fraction = 0.9;     // FP8 GEMM efficiency relative to BF16 (of a 2x peak)
   double fp4_gemm_fraction = 0.9;     // NVFP4 GEMM efficiency relative to BF16 (of the FP4 peak)
+  double blackwell_gemm_efficiency = 0.62;  // η of Blackwell (Ampere and Hopper: 0.72)
+  // Host time per iteration outside the micro-batches, not hidden by GPU work: the optimizer's
+  // kernel launches and the loss / grad-norm host syncs Megatron makes every step.
+  double step_overhead_ms = 35;
   // MoE. Coefficient of variation of one expert's routed-token count across micro-batches, with
   // auxiliary-loss balancing; the busiest EP rank's load follows from it (MoeBusiestLoad).
   double moe_expert_load_cv = 0.3;
@@ -60,6 +64,7 @@ struct StepBreakdown {
   double tp_comm_s = 0, cp_comm_s = 0, ep_comm_s = 0, pp_p2p_s = 0, bubble_s = 0;
   double dp_comm_s = 0, optimizer_s = 0;
   double moe_overhead_s = 0;    // router, permutation and dispatch syncs (part of the layers' time)
+  double step_overhead_s = 0;   // fixed host time per iteration (optimizer launches, syncs)
   double model_flops = 0;       // MegatronModelFlops per iteration
   double tflops_per_gpu = 0;    // as Megatron logs it
   double tokens_per_s_per_gpu = 0;

@@ -51,7 +51,7 @@ void Explain(const attune::sim::CalibrationRow& row) {
             << b.tp_comm_s << " + cp " << b.cp_comm_s << " + ep " << b.ep_comm_s
             << " + moe router/permute/sync " << b.moe_overhead_s << " + p2p " << b.pp_p2p_s
             << " + bubble " << b.bubble_s << " + dp " << b.dp_comm_s << " + optimizer "
-            << b.optimizer_s << "; MFU " << b.tflops_per_gpu / model->cluster.gpu.peak_bf16_tflops * 100
+            << b.optimizer_s << " + step overhead " << b.step_overhead_s << "; MFU " << b.tflops_per_gpu / model->cluster.gpu.peak_bf16_tflops * 100
             << "% of BF16 peak; busiest EP rank load " << attune::sim::MoeBusiestLoad(model->setup)
             << "\n";
   auto m = attune::sim::EstimateMemory(model->setup, model->cluster);
@@ -79,10 +79,40 @@ void PrintRow(const acc::ScoredRow& r, const attune::sim::CalibrationRow& row) {
             << (r.prediction.assumptions.empty() ? "" : " [" + r.prediction.assumptions + "]") << "\n";
 }
 
+// --factor NAME=VALUE sets one of ModelFactors (to see one effect at a time against the data).
+bool SetFactor(const std::string& spec, attune::sim::ModelFactors* f) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos) return false;
+  std::string name = spec.substr(0, eq);
+  double value = std::stod(spec.substr(eq + 1));
+  struct Field { const char* name; double attune::sim::ModelFactors::*member; };
+  static const Field kFields[] = {
+      {"gemm_half_dim", &attune::sim::ModelFactors::gemm_half_dim},
+      {"attention_fraction", &attune::sim::ModelFactors::attention_fraction},
+      {"elementwise_traffic", &attune::sim::ModelFactors::elementwise_traffic},
+      {"host_us_per_layer", &attune::sim::ModelFactors::host_us_per_layer},
+      {"comm_overlap_hidden", &attune::sim::ModelFactors::comm_overlap_hidden},
+      {"fp8_gemm_fraction", &attune::sim::ModelFactors::fp8_gemm_fraction},
+      {"fp4_gemm_fraction", &attune::sim::ModelFactors::fp4_gemm_fraction},
+      {"blackwell_gemm_efficiency", &attune::sim::ModelFactors::blackwell_gemm_efficiency},
+      {"moe_expert_load_cv", &attune::sim::ModelFactors::moe_expert_load_cv},
+      {"moe_sync_us", &attune::sim::ModelFactors::moe_sync_us},
+      {"step_overhead_ms", &attune::sim::ModelFactors::step_overhead_ms},
+  };
+  for (const Field& field : kFields) {
+    if (name == field.name) {
+      f->*field.member = value;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> paths;
+  attune::sim::ModelFactors factors;
   bool show_rows = false;
   int explain = -1;
   for (int i = 1; i < argc; ++i) {
@@ -90,8 +120,10 @@ int main(int argc, char** argv) {
     if (a == "--csv" && i + 1 < argc) paths.push_back(argv[++i]);
     else if (a == "--rows") show_rows = true;
     else if (a == "--explain" && i + 1 < argc) explain = std::stoi(argv[++i]);
+    else if (a == "--factor" && i + 1 < argc && SetFactor(argv[++i], &factors)) continue;
     else {
-      std::cerr << "usage: sim_accuracy [--csv FILE]... [--rows] [--explain ROW (of the first CSV)]\n";
+      std::cerr << "usage: sim_accuracy [--csv FILE]... [--rows] [--explain ROW (of the first CSV)] "
+                   "[--factor NAME=VALUE]...\n";
       return 2;
     }
   }
@@ -112,7 +144,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::string label = std::filesystem::path(paths[f]).filename().string();
-    auto rows = acc::ScoreTable(*table, label);
+    auto rows = acc::ScoreTable(*table, label, factors);
     for (const auto& r : rows) {
       if (f == 0 && r.index == explain) Explain(table->rows[r.index]);
       if (show_rows) PrintRow(r, table->rows[r.index]);
