@@ -25,9 +25,10 @@ const std::array<GpuSpec, 7>& GpuTable() {
       {"B200", 2250, 4500, 9000, 179.1, 8.0, 1800, 8, 10, 0, 400, 5.0},
       {"GB200", 2450, 4900, 9800, 184.0, 8.0, 1800, 72, 10, 0, 400, 5.0},
       // Blackwell Ultra: FP4 1.5x and softmax exponentials 2x Blackwell; BF16/FP8 as B200
-      // (HGX B300) or GB200 (GB300 NVL72); 288 GB HBM3e; ConnectX-8 at 800 Gb/s per GPU.
-      {"B300", 2250, 4500, 13500, 268.0, 8.0, 1800, 8, 10, 3, 800, 10.7},
-      {"GB300", 2500, 5000, 15000, 268.0, 8.0, 1800, 72, 10, 3, 800, 10.7},
+      // (HGX B300) or GB200 NVL72 (GB300 NVL72); 288 GB HBM3e packages of which the systems
+      // report ~270 GB (B300) and 279 GB (GB300); ConnectX-8 at 800 Gb/s per GPU.
+      {"B300", 2250, 4500, 13500, 269.0, 8.0, 1800, 8, 10, 3, 800, 10.7},
+      {"GB300", 2500, 5000, 15000, 277.0, 8.0, 1800, 72, 10, 3, 800, 10.7},
   }};
   return table;
 }

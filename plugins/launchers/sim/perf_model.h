@@ -30,7 +30,7 @@ struct ModelFactors {
   double moe_expert_load_cv = 0.3;
   // GPU idle per MoE layer per forward pass: the alltoall/flex dispatchers copy the token counts
   // to the host (a sync), so the host's launches after it are exposed rather than run ahead.
-  double moe_sync_us = 60;
+  double moe_sync_us = 1000;
 };
 
 // Load of the busiest expert-parallel rank relative to balanced routing (>= 1): the largest of EP

@@ -290,12 +290,18 @@ Result<Candidate> BestCandidate(const CalibrationRow& row, const Recipe& base, c
 
 // Rows whose network or software the model does not represent, said plainly rather than scored
 // against a different computation: multi-latent attention (DeepSeek-V2/V3: low-rank Q/KV
-// projections, 192-wide query-key heads) and frameworks other than Megatron-Core based ones
+// projections, 192-wide query-key heads), sliding-window, linear or Mamba layers, and frameworks other than Megatron-Core based ones
 // (their schedules, kernels and overlaps differ; MT-NLG's Megatron-DeepSpeed is kept as before).
 Status CheckRepresentable(const CalibrationRow& row) {
   std::string attention = Lower(Cell(row, "attention"));
   if (Contains(attention, "mla") || Contains(attention, "latent")) {
     return Status::InvalidArgument("not modelled: multi-latent attention (MLA)");
+  }
+  for (const char* other : {"sliding", "linear", "mamba", "hybrid"}) {
+    if (Contains(attention, other)) {
+      return Status::InvalidArgument("not modelled: attention '" + Cell(row, "attention") +
+                                     "' (only full softmax attention is)");
+    }
   }
   std::string framework = Lower(Cell(row, "framework"));
   if (framework.empty()) return Status::Ok();
