@@ -129,6 +129,9 @@ struct LayerCost {
   double scores = 0;  // unfused attention's softmax/dropout passes (part of elementwise)
   double moe = 0;     // router and token permutation (memory-bound)
   double shared = 0;  // shared experts' GEMMs (part of gemm)
+  double mlp = 0;     // the MLP's (dense) or routed experts' (MoE) GEMMs (part of gemm)
+  double norms = 0;   // the two LayerNorms (part of elementwise)
+  double act = 0;     // the activation function (part of elementwise)
 };
 
 double MlpFactor(const ModelShape& m) { return m.swiglu ? 3.0 : 2.0; }
@@ -169,8 +172,8 @@ void AddMlp(const Ctx& x, bool moe, LayerCost* cost) {
   double e = MlpFactor(m);
   if (!moe) {
     double f = static_cast<double>(m.ffn_hidden);
-    cost->gemm += GemmTime(x, x.tokens, f * (e - 1) / x.tp, h);
-    cost->gemm += GemmTime(x, x.tokens, h, f / x.tp);
+    cost->mlp = GemmTime(x, x.tokens, f * (e - 1) / x.tp, h) + GemmTime(x, x.tokens, h, f / x.tp);
+    cost->gemm += cost->mlp;
     return;
   }
   const Parallelism& p = x.s.par;
@@ -184,7 +187,8 @@ void AddMlp(const Ctx& x, bool moe, LayerCost* cost) {
   double rows = x.tokens * k * p.etp / x.tp / local_experts * x.moe_load;
   double per_expert = GemmTime(x, std::max(1.0, rows), fe * (e - 1) / p.etp, h) +
                       GemmTime(x, std::max(1.0, rows), h, fe / p.etp);
-  cost->gemm += local_experts * per_expert;
+  cost->mlp = local_experts * per_expert;
+  cost->gemm += cost->mlp;
   // Without grouped GEMM, SequentialMLP loops over experts: four kernels each, launched and
   // synchronised one by one.
   if (!x.s.feat.grouped_gemm) cost->gemm += local_experts * 4 * kSequentialExpertKernelS;
@@ -225,6 +229,8 @@ void AddElementwise(const Ctx& x, bool moe, LayerCost* cost) {
   double act = f * (m.swiglu ? 3.0 : 2.0) / x.tp;   // read fc1 output, write activation
   double norms = 12.0 * h / sp;                      // 2 norms, 2 dropout+residual, bias adds
   double bytes = x.tokens * (norms + act) * kBytesBf16;
+  cost->norms = x.tokens * 8.0 * h / sp * kBytesBf16 * x.f.elementwise_traffic / x.hbm;
+  cost->act = x.tokens * act * kBytesBf16 * x.f.elementwise_traffic / x.hbm;
   // Quantization of the GEMM inputs (QKV, projection, fc1, fc2) to FP8/FP4.
   bytes += x.tokens * (2 * h + f / x.tp + h) * CastBytesPerElement(x.s.feat, x.prec);
   cost->elementwise += bytes * x.f.elementwise_traffic / x.hbm;
@@ -345,7 +351,15 @@ void AddLayers(const Ctx& x, bool moe, double layers, double stage_layers, Micro
   mb->moe += layers * 3 * f.moe;
   double share = RecomputedShare(x.s, stage_layers);
   mb->recompute += layers * share * ForwardTime(f);
-  if (x.s.feat.recompute == Recompute::kSelective) mb->recompute += layers * (f.attention + f.scores);
+  if (x.s.feat.recompute == Recompute::kSelective) {
+    // --recompute-modules: each named module's forward runs again in the backward.
+    const Features& ft = x.s.feat;
+    if (ft.recompute_core_attn) mb->recompute += layers * (f.attention + f.scores);
+    if (ft.recompute_layernorm) mb->recompute += layers * f.norms;
+    if (ft.recompute_moe_act && moe) mb->recompute += layers * f.act;
+    if (ft.recompute_moe && moe) mb->recompute += layers * (f.mlp + f.moe + f.ep);
+    if (ft.recompute_mlp && !moe) mb->recompute += layers * (f.mlp + f.act);
+  }
 }
 
 void AddLogits(const Ctx& x, MicroBatchCost* mb) {

@@ -94,11 +94,10 @@ void AddMoe(const CalibrationRow& row, Recipe* r, std::vector<std::string>* note
     Add(r, "--moe-shared-expert-intermediate-size", shared);
     if (Contains(Lower(Cell(row, "notes")), "shared-expert-overlap")) Add(r, "--moe-shared-expert-overlap");
   }
-  if (!Cell(row, "etp").empty()) {
-    Add(r, "--expert-tensor-parallel-size", IntCell(row, "etp", 1));
-  } else if (IntCell(row, "tp", 1) > 1) {
-    notes->push_back("etp=tp (Megatron's default)");
-  }
+  // Unstated ETP: 1, as Megatron's MoE README recommends for fine-grained MoE and the published
+  // MoE recipes set it (Megatron's argparse default would be TP).
+  Add(r, "--expert-tensor-parallel-size", IntCell(row, "etp", 1));
+  if (Cell(row, "etp").empty() && IntCell(row, "tp", 1) > 1) notes->push_back("etp=1");
   // "3" or "first 3 dense" (DeepSeek-style leading dense layers) or "freq 2" (every 2nd layer).
   std::string pattern = Lower(Cell(row, "moe_layer_freq_or_dense_layers"));
   int64_t n = IntCell(row, "moe_layer_freq_or_dense_layers", 0);
@@ -214,13 +213,38 @@ void AddFeatures(const CalibrationRow& row, Recipe* r, std::vector<std::string>*
   }
 }
 
-void AddRecompute(Recipe* r, const std::string& choice) {
+// Megatron's --recompute-modules named in a row's recompute cell ("selective: norm, act",
+// "selective: layernorm, moe"); "" when it names none (Megatron's default, core_attn).
+std::string RecomputeModules(const CalibrationRow& row) {
+  std::string rc = Lower(Cell(row, "recompute"));
+  size_t colon = rc.find(':');
+  if (colon == std::string::npos) return "";
+  std::string list = rc.substr(colon + 1) + ",";
+  std::string out;
+  size_t start = 0;
+  for (size_t comma = list.find(','); comma != std::string::npos; comma = list.find(',', start)) {
+    std::string item = list.substr(start, comma - start);
+    start = comma + 1;
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    std::string module = item == "norm" || item == "layernorm" ? "layernorm"
+                         : item == "act" || item == "moe_act"  ? "moe_act"
+                         : item == "attn" || item == "core_attn" ? "core_attn"
+                         : item == "moe" || item == "mlp" || item == "shared_experts" ? item
+                                                                                      : "";
+    if (!module.empty()) out += (out.empty() ? "" : " ") + module;
+  }
+  return out;
+}
+
+void AddRecompute(Recipe* r, const std::string& choice, const std::string& modules) {
   if (choice == "full") {
     Add(r, "--recompute-granularity", "full");
     Add(r, "--recompute-method", "uniform");
     Add(r, "--recompute-num-layers", 1);
   } else if (choice == "selective") {
     Add(r, "--recompute-granularity", "selective");
+    if (!modules.empty()) Add(r, "--recompute-modules", modules);
   }
 }
 
@@ -267,7 +291,7 @@ Result<Candidate> BestCandidate(const CalibrationRow& row, const Recipe& base, c
         Recipe r = base;
         Add(&r, "--micro-batch-size", mbs);
         if (vpp > 1) Add(&r, "--num-virtual-stages-per-pipeline-rank", vpp);
-        AddRecompute(&r, rc);
+        AddRecompute(&r, rc, RecomputeModules(row));
         ATTUNE_ASSIGN_OR_RETURN(TrainingSetup setup, SetupFromRecipe(r, world));
         if (auto error = CheckMegatronArguments(setup, cluster)) {
           if (refusal.empty()) refusal = error->message;

@@ -182,6 +182,23 @@ void ReadPrecisionAndMoe(FlagReader& r, TrainingSetup* s) {
   f.moe_permute_fusion = r.Switch("--moe-permute-fusion");
   f.moe_force_balance = r.Switch("--moe-router-force-load-balancing");
   f.moe_pad_to_capacity = r.Switch("--moe-pad-expert-input-to-capacity") && f.moe_capacity_factor > 0;
+  if (f.recompute == Recompute::kSelective) {
+    std::string modules = r.Str("--recompute-modules", "core_attn");
+    std::vector<std::string> names;
+    size_t start = 0;
+    while (start <= modules.size()) {
+      size_t end = modules.find(' ', start);
+      if (end == std::string::npos) end = modules.size();
+      names.push_back(modules.substr(start, end - start));
+      start = end + 1;
+    }
+    auto has = [&](const char* m) { return std::find(names.begin(), names.end(), m) != names.end(); };
+    f.recompute_core_attn = has("core_attn");
+    f.recompute_layernorm = has("layernorm");
+    f.recompute_moe_act = has("moe_act");
+    f.recompute_moe = has("moe");
+    f.recompute_mlp = has("mlp");
+  }
 }
 
 void ReadRun(FlagReader& r, TrainingSetup* s) {

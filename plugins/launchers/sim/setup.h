@@ -98,6 +98,9 @@ struct Features {
   bool moe_permute_fusion = false;  // --moe-permute-fusion
   bool moe_force_balance = false;   // --moe-router-force-load-balancing (benchmarks)
   bool moe_pad_to_capacity = false; // --moe-pad-expert-input-to-capacity
+  // --recompute-modules with selective granularity (Megatron's default: core_attn).
+  bool recompute_core_attn = false, recompute_layernorm = false, recompute_moe_act = false;
+  bool recompute_moe = false, recompute_mlp = false;
   // Any low-precision GEMM recipe.
   bool LowPrecision() const { return fp8 || fp4; }
 };

@@ -199,12 +199,19 @@ TEST_CASE("a MoE row with TP > 1 runs without linear biases and is modelled", "[
   Prediction p = PredictRow(0, Row(WithNotes("")));
   CHECK(p.status == "ok");
   CHECK(p.tokens_per_s_per_gpu > 0);
-  CHECK_THAT(p.assumptions, Catch::Contains("etp=tp"));
+  CHECK_THAT(p.assumptions, Catch::Contains("etp=1"));
   auto model = ModelFromCalibrationRow(Row(WithNotes("")));
   REQUIRE(model.ok());
   CHECK(model->setup.Has("--disable-bias-linear"));
-  // A row that says its experts have biases is refused as Megatron refuses it (ETP = TP = 2).
-  Prediction biased = PredictRow(0, Row(WithNotes("add-bias-linear")));
+  // With ETP = TP = 2 stated, the row is still modelled without biases...
+  std::string etp2 = WithNotes("");
+  etp2.replace(etp2.find(",,14336,"), 8, ",2,14336,");
+  Prediction sharded = PredictRow(0, Row(etp2));
+  CHECK(sharded.status == "ok");
+  // ...and a row that says its experts have biases is refused as Megatron refuses it.
+  std::string biased_row = WithNotes("add-bias-linear");
+  biased_row.replace(biased_row.find(",,14336,"), 8, ",2,14336,");
+  Prediction biased = PredictRow(0, Row(biased_row));
   CHECK_THAT(biased.status, Catch::Contains("Bias in Moe is only supported when ETP==1"));
 }
 
