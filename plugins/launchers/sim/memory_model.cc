@@ -28,6 +28,14 @@ Dims MakeDims(const TrainingSetup& s) {
   d.gd = std::max(static_cast<double>(m.query_groups * m.kv_channels) / d.t,
                   static_cast<double>(m.kv_channels));
   d.f = static_cast<double>(m.ffn_hidden);
+  if (m.mla) {
+    // MLA keeps per-head queries and keys of qk + RoPE width and values of v width: Q and the
+    // projection input as n·(dq + dv)/2 wide, K and V as 4sb·n·(dq + dv)/2/t.
+    double n = static_cast<double>(m.heads);
+    double pair = static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim);
+    d.nd = n * pair / 2;
+    d.gd = d.nd / d.t;
+  }
   d.sp = s.feat.sequence_parallel ? d.t : 1.0;
   return d;
 }

@@ -136,17 +136,40 @@ struct LayerCost {
 
 double MlpFactor(const ModelShape& m) { return m.swiglu ? 3.0 : 2.0; }
 
+// Multi-latent attention's projections [DeepSeek-V2 §2.1; Megatron's MLASelfAttention]: Q down
+// (replicated over TP) and up, KV down with the shared RoPE key (replicated), KV up to per-head
+// keys and values, and the output projection.
+double MlaProjections(const Ctx& x) {
+  const ModelShape& m = x.s.model;
+  double h = static_cast<double>(m.hidden), n = static_cast<double>(m.heads);
+  double dq = static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim);
+  double dv = static_cast<double>(m.v_head_dim);
+  double q_lora = static_cast<double>(m.q_lora_rank), kv_lora = static_cast<double>(m.kv_lora_rank);
+  double t = q_lora > 0 ? GemmTime(x, x.tokens, q_lora, h) + GemmTime(x, x.tokens, n * dq / x.tp, q_lora)
+                        : GemmTime(x, x.tokens, n * dq / x.tp, h);
+  t += GemmTime(x, x.tokens, kv_lora + static_cast<double>(m.qk_pos_emb_head_dim), h);
+  t += GemmTime(x, x.tokens, n * (static_cast<double>(m.qk_head_dim) + dv) / x.tp, kv_lora);
+  return t + GemmTime(x, x.tokens, h, n * dv / x.tp);
+}
+
 void AddAttention(const Ctx& x, LayerCost* cost) {
   const ModelShape& m = x.s.model;
   double nd = static_cast<double>(m.heads * m.kv_channels);
   double gd = static_cast<double>(m.query_groups * m.kv_channels);
   double h = static_cast<double>(m.hidden);
-  cost->gemm += GemmTime(x, x.tokens, (nd + 2 * gd) / x.tp, h);
-  cost->gemm += GemmTime(x, x.tokens, h, nd / x.tp);
+  // QKᵀ and AV per query-key pair: the query-key and value head dims (MLA: 192 and 128).
+  double d_pair = 2.0 * static_cast<double>(m.kv_channels);
+  if (m.mla) {
+    cost->gemm += MlaProjections(x);
+    d_pair = static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim);
+  } else {
+    cost->gemm += GemmTime(x, x.tokens, (nd + 2 * gd) / x.tp, h);
+    cost->gemm += GemmTime(x, x.tokens, h, nd / x.tp);
+  }
   // Core attention: QKᵀ and AV over the local queries against the whole sequence.
   double heads_local = std::max(1.0, static_cast<double>(m.heads) / x.tp);
-  double d = static_cast<double>(m.kv_channels);
-  double full = 4.0 * x.b * (x.seq / x.cp) * x.seq * d * heads_local;
+  double d = d_pair / 2;
+  double full = 2.0 * x.b * (x.seq / x.cp) * x.seq * d_pair * heads_local;
   if (x.s.feat.flash_attention) {
     // BF16 whatever the GEMM recipe. The softmax needs one exponential per (causal) score; on
     // Blackwell the SFU's exponential rate rivals the tensor cores (FlashAttention-4's reason to
@@ -427,6 +450,21 @@ double OptimizerTime(const Ctx& x, const ParamCounts& pc) {
 
 }  // namespace
 
+namespace {
+
+// Parameters of one multi-latent attention block (Megatron's MLA FLOP formula uses the same).
+double MlaParams(const ModelShape& m) {
+  double h = static_cast<double>(m.hidden), n = static_cast<double>(m.heads);
+  double dq = static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim);
+  double q_lora = static_cast<double>(m.q_lora_rank), kv_lora = static_cast<double>(m.kv_lora_rank);
+  double q = q_lora > 0 ? q_lora * (h + n * dq + 1) : h * n * dq;
+  double kv = kv_lora * (h + n * static_cast<double>(m.qk_head_dim + m.v_head_dim) + 1) +
+              h * static_cast<double>(m.qk_pos_emb_head_dim);
+  return q + kv + n * static_cast<double>(m.v_head_dim) * h;
+}
+
+}  // namespace
+
 ParamCounts CountParams(const TrainingSetup& setup) {
   const ModelShape& m = setup.model;
   const Parallelism& p = setup.par;
@@ -435,6 +473,7 @@ ParamCounts CountParams(const TrainingSetup& setup) {
   double gd = static_cast<double>(m.query_groups * m.kv_channels);
   double e = MlpFactor(m);
   double attn = h * (nd + 2 * gd) + nd * h;
+  if (m.mla) attn = MlaParams(m);
   double dense_mlp = h * static_cast<double>(m.ffn_hidden) * e;
   double experts = static_cast<double>(m.experts) * h * static_cast<double>(m.moe_ffn_hidden) * e;
   double shared = h * static_cast<double>(m.shared_expert_hidden) * e;
@@ -471,6 +510,13 @@ double MegatronModelFlops(const ModelShape& m, int64_t global_batch, bool causal
   double proj = 6 * (h * (nd + 2 * gd) + nd * h) * static_cast<double>(m.layers);
   double logits = 6 * h * static_cast<double>(m.vocab);
   double core = (causal_half ? 6.0 : 12.0) * nd * static_cast<double>(m.layers);
+  if (m.mla) {
+    // Megatron's MLA branch: the projections' parameters, and QKᵀ/AV over 192- and 128-wide heads.
+    proj = 6 * MlaParams(m) * static_cast<double>(m.layers);
+    double pair = static_cast<double>(m.heads) *
+                  static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim);
+    core = (causal_half ? 3.0 : 6.0) * pair * static_cast<double>(m.layers);
+  }
   return T * (mlp + proj + logits) + S2 * core;
 }
 

@@ -128,6 +128,17 @@ Status AddShape(const CalibrationRow& row, Recipe* r, std::vector<std::string>* 
   if (ffn <= 0) notes->push_back("ffn_hidden=4h");
   if (ffn > 0 && ffn != 4 * hidden) Add(r, "--swiglu");  // non-4h widths here are Llama SwiGLU
   Add(r, "--ffn-hidden-size", ffn > 0 ? ffn : 4 * hidden);
+  std::string attention = Lower(Cell(row, "attention"));
+  if (Contains(attention, "mla") || Contains(attention, "latent")) {
+    // The rows give no MLA ranks: DeepSeek-V3's (q 1536, kv 512, heads 128+64 / 128).
+    Add(r, "--multi-latent-attention");
+    Add(r, "--q-lora-rank", 1536);
+    Add(r, "--kv-lora-rank", 512);
+    Add(r, "--qk-head-dim", 128);
+    Add(r, "--qk-pos-emb-head-dim", 64);
+    Add(r, "--v-head-dim", 128);
+    notes->push_back("MLA ranks of DeepSeek-V3");
+  }
   int64_t kv = IntCell(row, "kv_heads", heads);
   if (kv != heads) {
     Add(r, "--group-query-attention");
@@ -313,14 +324,10 @@ Result<Candidate> BestCandidate(const CalibrationRow& row, const Recipe& base, c
 }
 
 // Rows whose network or software the model does not represent, said plainly rather than scored
-// against a different computation: multi-latent attention (DeepSeek-V2/V3: low-rank Q/KV
-// projections, 192-wide query-key heads), sliding-window, linear or Mamba layers, and frameworks other than Megatron-Core based ones
+// against a different computation: sliding-window, linear or Mamba layers, and frameworks other than Megatron-Core based ones
 // (their schedules, kernels and overlaps differ; MT-NLG's Megatron-DeepSpeed is kept as before).
 Status CheckRepresentable(const CalibrationRow& row) {
   std::string attention = Lower(Cell(row, "attention"));
-  if (Contains(attention, "mla") || Contains(attention, "latent")) {
-    return Status::InvalidArgument("not modelled: multi-latent attention (MLA)");
-  }
   for (const char* other : {"sliding", "linear", "mamba", "hybrid"}) {
     if (Contains(attention, other)) {
       return Status::InvalidArgument("not modelled: attention '" + Cell(row, "attention") +

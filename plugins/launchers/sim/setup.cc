@@ -165,6 +165,15 @@ int64_t MoeLayersInPattern(const std::string& text) {
 void ReadPrecisionAndMoe(FlagReader& r, TrainingSetup* s) {
   Features& f = s->feat;
   s->model.moe_layers_from_pattern = MoeLayersInPattern(r.Str("--moe-layer-freq", ""));
+  ModelShape& m = s->model;
+  m.mla = r.Switch("--multi-latent-attention");
+  if (m.mla) {
+    m.q_lora_rank = r.Int("--q-lora-rank", 0);
+    m.kv_lora_rank = r.Int("--kv-lora-rank", 512);
+    m.qk_head_dim = r.Int("--qk-head-dim", 128);
+    m.qk_pos_emb_head_dim = r.Int("--qk-pos-emb-head-dim", 64);
+    m.v_head_dim = r.Int("--v-head-dim", 128);
+  }
   std::string recipe = r.Str("--fp8-recipe", "delayed");
   f.fp8_recipe = recipe == "tensorwise" ? Fp8Recipe::kTensorwise
                  : recipe == "blockwise" ? Fp8Recipe::kBlockwise

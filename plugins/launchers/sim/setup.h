@@ -46,6 +46,12 @@ struct ModelShape {
   // --- Issue 24: a list --moe-layer-freq such as "([0]*3+[1]*58)" (DeepSeek's leading dense
   // layers); read by ReadPrecisionAndMoe. The number of MoE layers it names, -1 when not a list.
   int64_t moe_layers_from_pattern = -1;
+  // --- Issue 24: multi-latent attention (--multi-latent-attention, DeepSeek-V2/V3), read by
+  // ReadPrecisionAndMoe. Ranks of the low-rank Q and KV projections (q 0: no Q compression) and
+  // the head dims: query/key = qk + qk_pos_emb (RoPE part), value = v.
+  bool mla = false;
+  int64_t q_lora_rank = 0, kv_lora_rank = 512, qk_head_dim = 128, qk_pos_emb_head_dim = 64;
+  int64_t v_head_dim = 128;
 
   int64_t MoeLayers() const;
   int64_t DenseLayers() const { return layers - MoeLayers(); }

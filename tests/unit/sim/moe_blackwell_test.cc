@@ -243,9 +243,9 @@ TEST_CASE("sim_accuracy slices rows by generation, dense or MoE, and precision",
       // Blackwell MoE FP8, scored.
       "test,moe,47,32,4096,14336,32,8,32000,4096,8,2,GB200,64,1,4,,1,8,16,1,256,MXFP8,,,,,"
       "4000,,,1,14336,,,gqa,mxfp8,megatron-lm,\n" +
-      // Blackwell MoE FP8 with MLA: measured, not modelled.
-      "test,mla,671,61,7168,18432,128,128,129280,4096,256,8,GB200,256,1,8,,1,32,32,1,1024,MXFP8,,,,,"
-      "900,,,1,2048,2048,3,mla,mxfp8,megatron-lm,\n" +
+      // Blackwell MoE FP8 from another framework: measured, not modelled.
+      "test,titan,30,48,2048,6144,32,4,151936,4096,128,8,GB200,64,1,1,,1,8,64,1,512,MXFP8,,,,,"
+      "900,,,1,768,,,gqa,mxfp8,torchtitan,\n" +
       // No measurement: left out.
       "test,none,8,32,4096,14336,32,8,128256,8192,,,H100-SXM-80GB,8,1,1,,1,,8,1,16,BF16,,,,,,,,,,,,gqa,,,\n";
   auto table = ParseCsvTable(text);
@@ -254,7 +254,7 @@ TEST_CASE("sim_accuracy slices rows by generation, dense or MoE, and precision",
   REQUIRE(rows.size() == 4);
   CHECK(rows[0].slice == "Hopper / dense / BF16");
   CHECK(rows[1].slice == "Blackwell / MoE / FP8");
-  CHECK_THAT(rows[2].prediction.status, Catch::Contains("MLA"));
+  CHECK_THAT(rows[2].prediction.status, Catch::Contains("not modelled: framework 'torchtitan'"));
   auto slices = accuracy::GroupBy(rows, accuracy::SliceKey);
   REQUIRE(slices.size() == 2);
   CHECK(slices["Hopper / dense / BF16"].scored == 1);
@@ -266,6 +266,36 @@ TEST_CASE("sim_accuracy slices rows by generation, dense or MoE, and precision",
   auto overall = accuracy::GroupBy(rows, accuracy::OverallKey);
   CHECK(overall["overall"].measured == 3);
   CHECK(overall["overall"].scored == 2);
+}
+
+}  // namespace
+}  // namespace attune::sim
+
+namespace attune::sim {
+namespace {
+
+TEST_CASE("multi-latent attention counts DeepSeek-V3's projection parameters", "[sim][mla]") {
+  Flags mla = {{"--num-layers", "1"},       {"--hidden-size", "7168"},
+               {"--num-attention-heads", "128"}, {"--seq-length", "4096"},
+               {"--ffn-hidden-size", "18432"}, {"--swiglu", ""},
+               {"--vocab-size", "128"},     {"--make-vocab-size-divisible-by", "1"},
+               {"--micro-batch-size", "1"}, {"--global-batch-size", "8"},
+               {"--multi-latent-attention", ""}, {"--q-lora-rank", "1536"},
+               {"--kv-lora-rank", "512"},   {"--qk-head-dim", "128"},
+               {"--qk-pos-emb-head-dim", "64"}, {"--v-head-dim", "128"},
+               {"--position-embedding-type", "rope"}};
+  TrainingSetup s = Setup(mla, 8);
+  double h = 7168, mlp = h * 18432 * 3, embed = 128 * h, norms = 2 * h;
+  double attention = CountParams(s).total - mlp - embed - norms;
+  // q: 1536·(7168 + 128·192 + 1); kv: 512·(7168 + 128·256 + 1) + 7168·64; out: 128·128·7168.
+  CHECK(attention == Approx(1536.0 * (7168 + 128 * 192 + 1) + 512.0 * (7168 + 128 * 256 + 1) +
+                            7168.0 * 64 + 128.0 * 128 * 7168));
+  CHECK(attention == Approx(187.1e6).epsilon(0.01));
+  // The model runs it: the MLA step differs from a 56-wide-head MHA of the same size.
+  Flags mha(mla.begin(), mla.begin() + 10);
+  StepBreakdown with_mla = EstimateStep(s, Cluster("H100", 8));
+  StepBreakdown without = EstimateStep(Setup(mha, 8), Cluster("H100", 8));
+  CHECK(with_mla.attention_s > 2 * without.attention_s);  // 192/128-wide heads, not 56
 }
 
 }  // namespace
