@@ -76,6 +76,15 @@ TEST_CASE("B300 and GB300 are found under their usual spellings", "[sim][hardwar
   CHECK(FindGpu("GB300")->nvlink_domain == 72);
   CHECK(FindGpu("B300")->nvlink_domain == 8);
   CHECK_FALSE(FindGpu("MI300X"));
+  // The launcher's `with: {gpu: ...}` takes them too.
+  auto gb300 = ParseClusterConfig(nlohmann::json{{"gpu", "GB300-NVL72"}, {"nodes", 18}, {"gpus_per_node", 4}}, 1);
+  REQUIRE(gb300.ok());
+  CHECK(gb300->gpu.name == "GB300");
+  CHECK(gb300->NvlinkDomain() == 72);
+  auto b300 = ParseClusterConfig(nlohmann::json{{"gpu", "B300"}}, 1);
+  REQUIRE(b300.ok());
+  CHECK(b300->inter_node_gbit_s == 800);
+  CHECK_FALSE(ParseClusterConfig(nlohmann::json{{"gpu", "B400"}}, 1).ok());
 }
 
 TEST_CASE("Blackwell Ultra's datasheet advantages show in the step time", "[sim][hardware]") {
