@@ -299,7 +299,8 @@ void AddExpertComm(const Ctx& x, LayerCost* cost) {
     // The expert grid orders ranks etp-ep-edp-pp (MoE parallel folding), so EP ranks are ETP
     // apart. Every routed copy of a token goes to its expert's rank; the busiest rank receives
     // `moe_load` times the mean. DeepEP (flex) sends a token across the network once per
-    // destination node and forwards it over NVLink there, at a higher share of the bus bandwidth.
+    // destination node and forwards it over NVLink there, at the network's full bus bandwidth
+    // (DeepEP's README: 43-47 GB/s RDMA per H800 on a ~50 GB/s CX7 NIC).
     double ep = p.ep, stride = p.etp;
     double bytes = local * k * x.moe_load;
     if (x.s.feat.dispatcher == Dispatcher::kFlex) {
@@ -308,7 +309,7 @@ void AddExpertComm(const Ctx& x, LayerCost* cost) {
       double nodes = ep / per_node;
       double node_copies = nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
       double dedup = nodes > 1 ? std::min(1.0, node_copies / k) : 1.0;
-      t = 2 * AllToAll(x, ep, stride, bytes * dedup, 0.8);
+      t = 2 * AllToAll(x, ep, stride, bytes * dedup, 1.0);
     } else {
       t = 2 * AllToAll(x, ep, stride, bytes, 0.5);
     }
