@@ -188,6 +188,21 @@ std::optional<ArgumentError> Experts(const TrainingSetup& s, const ClusterSpec&)
 }
 
 std::optional<ArgumentError> Fp8Support(const TrainingSetup& s, const ClusterSpec& c) {
+  // MXFP8 and NVFP4 need Blackwell's block-scaled tensor cores (Transformer Engine's
+  // _compute_mxfp8_support / _compute_nvfp4_support).
+  bool blackwell = c.gpu.compute_capability_major >= 10;
+  if (s.feat.fp8 && s.feat.fp8_recipe == Fp8Recipe::kMxfp8 && !blackwell) {
+    return ArgumentError{"RuntimeError",
+                         "Device compute capability 10.0 or higher required for MXFP8 execution.",
+                         "transformer_engine/pytorch/quantization.py", "check_recipe_support",
+                         RaisedAt::kStartup};
+  }
+  if (s.feat.fp4 && c.gpu.peak_fp4_tflops <= 0) {
+    return ArgumentError{"RuntimeError",
+                         "Device compute capability 10.0 or higher required for NVFP4 execution.",
+                         "transformer_engine/pytorch/quantization.py", "check_nvfp4_support",
+                         RaisedAt::kStartup};
+  }
   if (!s.feat.fp8 || c.gpu.peak_fp8_tflops > 0) return std::nullopt;
   return ArgumentError{"AssertionError",
                        "Device compute capability 8.9 or higher required for FP8 execution.",

@@ -9,6 +9,7 @@
 #include "accuracy.h"
 #include "csv.h"
 #include "hardware.h"
+#include "megatron_rules.h"
 #include "perf_model.h"
 #include "predict.h"
 #include "setup.h"
@@ -22,6 +23,7 @@ using Flags = std::vector<std::pair<std::string, std::string>>;
 TrainingSetup Setup(const Flags& flags, int world) {
   Recipe r;
   r.stack = "megatron";
+  r.env = {{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
   for (const auto& [flag, value] : flags) {
     r.args.push_back({flag, value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value}});
   }
@@ -118,6 +120,17 @@ TEST_CASE("NVFP4 GEMMs beat FP8 beat BF16 while attention and communication stay
   CHECK(fp4.tp_comm_s == Approx(bf16.tp_comm_s));
   // Quantization is elementwise traffic the BF16 run does not have.
   CHECK(fp8.elementwise_s > bf16.elementwise_s);
+}
+
+TEST_CASE("MXFP8 and NVFP4 need Blackwell, as Transformer Engine checks", "[sim][precision]") {
+  TrainingSetup fp4 = Setup(DenseLlama({{"--fp4-format", "e2m1"}}), 16);
+  auto refused = CheckMegatronArguments(fp4, Cluster("H100", 16));
+  REQUIRE(refused);
+  CHECK_THAT(refused->message, Catch::Contains("required for NVFP4 execution"));
+  CHECK_FALSE(CheckMegatronArguments(fp4, Cluster("B200", 16)));
+  TrainingSetup mx = Setup(DenseLlama({{"--fp8-format", "e4m3"}, {"--fp8-recipe", "mxfp8"}}), 16);
+  REQUIRE(CheckMegatronArguments(mx, Cluster("H200", 16)));
+  CHECK_FALSE(CheckMegatronArguments(mx, Cluster("GB300", 16)));
 }
 
 TEST_CASE("FP8 recipes differ in their quantization traffic, not in the GEMM peak", "[sim][precision]") {
@@ -237,9 +250,21 @@ TEST_CASE("predict reads the precision and FP8 recipe of a row", "[sim][predict]
   };
   CHECK(with("FP8 (blockwise)", "").feat.fp8_recipe == Fp8Recipe::kBlockwise);
   CHECK(with("FP8-CS", "").feat.fp8_recipe == Fp8Recipe::kTensorwise);
-  CHECK(with("FP8", "mxfp8").feat.fp8_recipe == Fp8Recipe::kMxfp8);
+  // MXFP8 needs Blackwell: refused on the row's H100, modelled on a GB200.
+  std::string mx = row;
+  mx.replace(mx.find("BF16"), 4, "MXFP8");
+  CHECK_THAT(PredictRow(0, Row(mx)).status, Catch::Contains("required for MXFP8 execution"));
+  mx.replace(mx.find("H100-SXM-80GB"), 13, "GB200");
+  auto on_blackwell = ModelFromCalibrationRow(Row(mx));
+  REQUIRE(on_blackwell.ok());
+  CHECK(on_blackwell->setup.feat.fp8_recipe == Fp8Recipe::kMxfp8);
   CHECK(with("FP8", "").feat.fp8_recipe == Fp8Recipe::kDelayed);  // Hopper: Megatron's default
-  TrainingSetup fp4 = with("NVFP4", "nvfp4");
+  std::string nvfp4 = row;
+  nvfp4.replace(nvfp4.find("BF16"), 4, "NVFP4");
+  nvfp4.replace(nvfp4.find("H100-SXM-80GB"), 13, "GB300");
+  auto fp4_model = ModelFromCalibrationRow(Row(nvfp4));
+  REQUIRE(fp4_model.ok());
+  const TrainingSetup& fp4 = fp4_model->setup;
   CHECK(fp4.feat.fp4);
   CHECK_FALSE(fp4.feat.fp8);
 }
