@@ -29,6 +29,8 @@ namespace attune::sim {
 enum class Recompute { kNone, kSelective, kFull };
 enum class RecomputeMethod { kUniform, kBlock };
 enum class Dispatcher { kAllgather, kAlltoall, kFlex };
+// Transformer Engine's FP8 scaling recipes (Megatron's --fp8-recipe; its default is delayed).
+enum class Fp8Recipe { kDelayed, kTensorwise, kBlockwise, kMxfp8 };
 
 // The network and its size.
 struct ModelShape {
@@ -51,9 +53,18 @@ struct ModelShape {
   int64_t shared_expert_hidden = 0;
   int64_t moe_layer_freq = 1;  // every Nth layer is MoE
   double moe_aux_loss_coeff = 0;
+  // The number of MoE layers an explicit layer pattern names (DeepSeek's leading dense layers,
+  // Megatron's list form of --moe-layer-freq); -1 when the pattern is "every Nth".
+  int64_t moe_layers_from_pattern = -1;
+  // Multi-latent attention (DeepSeek-V2/V3): ranks of the low-rank Q and KV projections (q 0: no Q
+  // compression) and the head dims: query/key = qk + qk_pos_emb (the RoPE part), value = v.
+  bool mla = false;
+  int64_t q_lora_rank = 0, kv_lora_rank = 512, qk_head_dim = 128, qk_pos_emb_head_dim = 64;
+  int64_t v_head_dim = 128;
 
   int64_t MoeLayers() const {
     if (experts <= 0) return 0;
+    if (moe_layers_from_pattern >= 0) return std::min(layers, moe_layers_from_pattern);
     return (layers + moe_layer_freq - 1) / moe_layer_freq;
   }
   int64_t DenseLayers() const { return layers - MoeLayers(); }
@@ -95,6 +106,27 @@ struct Features {
   RecomputeMethod recompute_method = RecomputeMethod::kUniform;
   int recompute_layers = 0;         // layers per recompute group (Megatron's --recompute-num-layers)
   int cuda_graph_warmup_steps = 3;
+  bool compiled = false;            // torch.compile of the model (fused elementwise, fewer launches)
+
+  // Low precision.
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // meaningful when fp8
+  bool fp4 = false;                 // NVFP4 GEMMs (Transformer Engine's NVFP4BlockScaling)
+  bool fp4_param_gather = false;    // parameters gathered in FP4
+  int bf16_layers_at_start = 0;     // layers kept in BF16 at the start and end of the network
+  int bf16_layers_at_end = 0;
+  // MoE.
+  bool add_bias_linear = true;
+  bool moe_shared_expert_overlap = false;
+  double moe_capacity_factor = 0;   // 0: no token dropping
+  bool moe_permute_fusion = false;
+  bool moe_force_balance = false;   // forced balanced routing (benchmarks)
+  bool moe_pad_to_capacity = false;
+  // Selective recompute by module (Megatron's --recompute-modules; its default is core_attn).
+  bool recompute_core_attn = false, recompute_layernorm = false, recompute_moe_act = false;
+  bool recompute_moe = false, recompute_mlp = false;
+
+  // Any low-precision GEMM recipe.
+  bool LowPrecision() const { return fp8 || fp4; }
 };
 
 // Logging and run length.

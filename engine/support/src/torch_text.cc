@@ -1,8 +1,8 @@
 #include "attune/support/torch_text.h"
 
 #include <algorithm>
-#include <cstdarg>
-#include <cstdio>
+
+#include "attune/support/printf.h"
 
 namespace attune::support {
 namespace {
@@ -10,24 +10,11 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = kMiB * 1024.0;
 
-__attribute__((format(printf, 1, 2))) std::string Format(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  va_list copy;
-  va_copy(copy, args);
-  int n = std::vsnprintf(nullptr, 0, format, copy);
-  va_end(copy);
-  std::string out(static_cast<size_t>(std::max(0, n)) + 1, '\0');
-  std::vsnprintf(out.data(), out.size(), format, args);
-  va_end(args);
-  out.resize(static_cast<size_t>(std::max(0, n)));
-  return out;
-}
 
 }  // namespace
 
 std::string TorchOutOfMemoryLine(const sim::SimMemory& m) {
-  return Format(
+  return support::StrFormat(
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 has a total "
       "capacity of %.2f GiB of which %.2f MiB is free. Including non-PyTorch memory, this process "
       "has %.2f GiB memory in use. Of the allocated memory %.2f GiB is allocated by PyTorch, and "
@@ -49,11 +36,11 @@ std::vector<std::string> NcclWatchdogLines(double at_s, int64_t sequence, int64_
   stamp.erase(std::remove(stamp.begin(), stamp.end(), '-'), stamp.end());
   std::string prefix = "[rank0]:[E" + stamp + " ProcessGroupNCCL.cpp:632] [Rank 0] ";
   return {
-      prefix + Format("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%lld, "
+      prefix + support::StrFormat("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%lld, "
                       "OpType=ALLREDUCE, NumelIn=%lld, NumelOut=%lld, Timeout(ms)=%lld) ran for "
                       "%lld milliseconds before timing out.",
                       seq, n, n, ms, ms + 81),
-      Format("[rank0]:[E ProcessGroupNCCL.cpp:2271] [PG ID 2 PG GUID 3 Rank 0] failure detected "
+      support::StrFormat("[rank0]:[E ProcessGroupNCCL.cpp:2271] [PG ID 2 PG GUID 3 Rank 0] failure detected "
              "by watchdog at work sequence id: %lld PG status: last enqueued work: %lld, last "
              "completed work: %lld",
              seq, seq + 1, seq - 1),
@@ -75,7 +62,7 @@ std::vector<std::string> TorchrunChildFailedLines(double at_s, const std::string
           "[0]:",
           "  time      : " + sim::VirtualTimestamp(at_s).substr(0, 19) + "_",
           "  rank      : 0 (local_rank: 0)",
-          Format("  exitcode  : %d (pid: 4242)", exit_code),
+          support::StrFormat("  exitcode  : %d (pid: 4242)", exit_code),
           "  error_file: <N/A>",
           signal.empty() ? "  traceback : To enable traceback see: "
                            "https://pytorch.org/docs/stable/elastic/errors.html"

@@ -14,14 +14,21 @@ namespace {
 // ~230 of 300 GB/s per direction on A100 NVLink and ~23 of 25 GB/s on HDR InfiniBand).
 constexpr double kNcclBusEfficiency = 0.8;
 
-// Vendor figures. Memory is what the driver reports (nvidia-smi total), in GiB.
-const std::array<GpuSpec, 5>& GpuTable() {
-  static const std::array<GpuSpec, 5> table = {{
-      {"A100", 312, 0, 80.0, 2.0, 600, 8, 8, 0, 200},
-      {"H100", 989, 1979, 79.6, 3.35, 900, 8, 9, 0, 400},
-      {"H200", 989, 1979, 140.4, 4.8, 900, 8, 9, 0, 400},
-      {"B200", 2250, 4500, 179.1, 8.0, 1800, 8, 10, 0, 400},
-      {"GB200", 2450, 4900, 184.0, 8.0, 1800, 72, 10, 0, 400},
+// Vendor figures (dense, i.e. without 2:4 sparsity; docs/sim.md cites each). Memory is what the
+// driver reports (nvidia-smi total), in GiB. Columns: name, BF16, FP8, FP4 TFLOP/s, memory GiB,
+// HBM TB/s, NVLink GB/s, NVLink domain, compute capability, network Gb/s per GPU, exp/s (10^12).
+const std::array<GpuSpec, 7>& GpuTable() {
+  static const std::array<GpuSpec, 7> table = {{
+      {"A100", 312, 0, 0, 80.0, 2.0, 600, 8, 8, 0, 200, 1.7},
+      {"H100", 989, 1979, 0, 79.6, 3.35, 900, 8, 9, 0, 400, 3.9},
+      {"H200", 989, 1979, 0, 140.4, 4.8, 900, 8, 9, 0, 400, 3.9},
+      {"B200", 2250, 4500, 9000, 179.1, 8.0, 1800, 8, 10, 0, 400, 5.0},
+      {"GB200", 2450, 4900, 9800, 184.0, 8.0, 1800, 72, 10, 0, 400, 5.0},
+      // Blackwell Ultra: FP4 1.5x and softmax exponentials 2x Blackwell; BF16/FP8 as B200
+      // (HGX B300) or GB200 NVL72 (GB300 NVL72); 288 GB HBM3e packages of which the systems
+      // report ~270 GB (B300) and 279 GB (GB300); ConnectX-8 at 800 Gb/s per GPU.
+      {"B300", 2250, 4500, 13500, 269.0, 8.0, 1800, 8, 10, 3, 800, 10.7},
+      {"GB300", 2500, 5000, 15000, 277.0, 8.0, 1800, 72, 10, 3, 800, 10.7},
   }};
   return table;
 }
@@ -78,8 +85,8 @@ Result<FailureRates> ParseFailures(const nlohmann::json& with) {
 
 std::optional<GpuSpec> FindGpu(const std::string& name) {
   std::string upper = Upper(name);
-  // Longest names first, so "GB200" is not read as "B200".
-  for (const char* key : {"GB200", "B200", "H200", "H100", "A100"}) {
+  // Longest names first, so "GB200" is not read as "B200" nor "GB300" as "B300".
+  for (const char* key : {"GB300", "GB200", "B300", "B200", "H200", "H100", "A100"}) {
     if (upper.find(key) == std::string::npos) continue;
     for (const auto& gpu : GpuTable()) {
       if (gpu.name == key) return gpu;
@@ -108,7 +115,7 @@ Result<ClusterSpec> ParseClusterConfig(const nlohmann::json& with_or_null, uint6
   auto gpu = FindGpu(gpu_name);
   if (!gpu) {
     return Status::InvalidArgument("sim launcher: with.gpu: unknown GPU '" + gpu_name +
-                                   "' (known: A100, H100, H200, B200, GB200)");
+                                   "' (known: A100, H100, H200, B200, GB200, B300, GB300)");
   }
   c.gpu = *gpu;
   ATTUNE_ASSIGN_OR_RETURN(double nodes, NumberField(with, "nodes", 1, 1));

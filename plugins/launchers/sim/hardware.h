@@ -18,9 +18,10 @@ namespace attune::sim {
 
 // One GPU generation.
 struct GpuSpec {
-  std::string name;              // "A100", "H100", "H200", "B200", "GB200"
+  std::string name;              // "A100", "H100", "H200", "B200", "GB200", "B300", "GB300"
   double peak_bf16_tflops = 0;   // dense
   double peak_fp8_tflops = 0;    // dense; 0 when the GPU has no FP8 tensor cores
+  double peak_fp4_tflops = 0;    // dense NVFP4; 0 before Blackwell
   double memory_gib = 0;         // what the driver reports as total capacity
   double hbm_tb_s = 0;           // HBM bandwidth, TB/s
   double nvlink_gb_s = 0;        // NVLink bandwidth per GPU, both directions together, GB/s
@@ -28,9 +29,13 @@ struct GpuSpec {
   int compute_capability_major = 0;
   int compute_capability_minor = 0;
   double inter_node_gbit_s = 0;  // default network per GPU (InfiniBand/RoCE), Gb/s
+  // Softmax exponentials per second (SFU EX2), in units of 10^12; flash attention on Blackwell
+  // is bounded by them as much as by its matrix multiplies (docs/sim.md, "Attention").
+  double exp_tera_per_s = 0;
 };
 
-// The GPU generation named by `name` (case-insensitive; "H100-SXM-80GB" finds H100).
+// The GPU generation named by `name` (case-insensitive; "H100-SXM-80GB" finds H100, "HGX B300"
+// and "B300-SXM" find B300, "GB300-NVL72" finds GB300).
 std::optional<GpuSpec> FindGpu(const std::string& name);
 
 // Failure probabilities per job (each in [0, 1]; their sum at most 1).

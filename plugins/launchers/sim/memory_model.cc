@@ -28,6 +28,14 @@ Dims MakeDims(const TrainingSetup& s) {
   d.gd = std::max(static_cast<double>(m.query_groups * m.kv_channels) / d.t,
                   static_cast<double>(m.kv_channels));
   d.f = static_cast<double>(m.ffn_hidden);
+  if (m.mla) {
+    // MLA keeps per-head queries and keys of qk + RoPE width and values of v width: Q and the
+    // projection input as n·(dq + dv)/2 wide, K and V as 4sb·n·(dq + dv)/2/t.
+    double n = static_cast<double>(m.heads);
+    double pair = static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim);
+    d.nd = n * pair / 2;
+    d.gd = d.nd / d.t;
+  }
   d.sp = s.feat.sequence_parallel ? d.t : 1.0;
   return d;
 }
@@ -35,9 +43,15 @@ Dims MakeDims(const TrainingSetup& s) {
 // Attention block and the norms (Korthikanti §4.1): LN inputs 4sbh, QKV input 2sbh, Q 2sb·nd,
 // K and V 4sb·gd, projection input 2sb·nd, dropout mask sbh, plus the score matrices of
 // unfused attention (5·a·s²·b: softmax output, dropout mask and output).
+// Bytes per element of a saved GEMM input: TE keeps FP8 inputs for backward (1 byte) and NVFP4
+// inputs in a row-wise and a column-wise half-byte copy.
+double GemmInputBytes(const TrainingSetup& s) { return s.feat.fp8 || s.feat.fp4 ? 1.0 : 2.0; }
+
 double AttentionBytes(const TrainingSetup& s, const Dims& d, bool keep_scores) {
-  double gemm_in = s.feat.fp8 ? 1.0 : 2.0;  // TE saves FP8 GEMM inputs for backward
-  double bytes = d.sb * (4 * d.h + gemm_in * d.h + d.h) / d.sp +
+  double gemm_in = GemmInputBytes(s);
+  // --recompute-modules layernorm: the norm's output (the QKV input) is rebuilt, not kept.
+  double qkv_in = s.feat.recompute_layernorm ? 0.0 : gemm_in;
+  double bytes = d.sb * (4 * d.h + qkv_in * d.h + d.h) / d.sp +
                  d.sb * (2 * d.nd + gemm_in * d.nd) / d.t + 4 * d.sb * d.gd;
   if (!s.feat.flash_attention && keep_scores) {
     double heads = std::max(1.0, static_cast<double>(s.model.heads) / d.t);
@@ -50,18 +64,30 @@ double AttentionBytes(const TrainingSetup& s, const Dims& d, bool keep_scores) {
 // MLP: fc1 input 2sbh, fc1 output 2sb·F (twice with SwiGLU), activation output 2sb·F, mask sbh.
 double DenseMlpBytes(const TrainingSetup& s, const Dims& d, double width) {
   double e = s.model.swiglu ? 2.0 : 1.0;
-  double gemm_in = s.feat.fp8 ? 1.0 : 2.0;
-  return d.sb * (gemm_in * d.h + d.h) / d.sp + d.sb * (2 * width * e + gemm_in * width) / d.t;
+  double gemm_in = GemmInputBytes(s);
+  double fc1_in = s.feat.recompute_layernorm ? 0.0 : gemm_in;
+  if (s.feat.recompute_mlp) return d.sb * 2 * d.h / d.sp;  // the block's input only
+  return d.sb * (fc1_in * d.h + d.h) / d.sp + d.sb * (2 * width * e + gemm_in * width) / d.t;
 }
 
+// Routed rows keep their permuted input (fc1's wgrad), fc1 output (the activation's backward) and
+// activation output (fc2's wgrad; not with --recompute-modules moe_act); the unpermutation
+// needs only the routing map, the router its FP32 scores. --recompute-modules moe keeps only the
+// layer's input. A rank's rows exceed the mean by the busiest-rank excess of one layer divided by
+// √(MoE layers on the stage): over several layers different ranks are the busiest.
 double MoeMlpBytes(const TrainingSetup& s, const Dims& d) {
   const ModelShape& m = s.model;
   const Parallelism& p = s.par;
-  double rows = d.sb * static_cast<double>(m.topk) * p.etp / d.t;
+  double moe_layers = std::max(1.0, static_cast<double>(m.MoeLayers()) / p.pp);
+  double load = 1.0 + (MoeBusiestLoad(s) - 1.0) / std::sqrt(moe_layers);
+  double rows = d.sb * static_cast<double>(m.topk) * p.etp / d.t * load;
   double fe = static_cast<double>(m.moe_ffn_hidden) / p.etp;
   double e = m.swiglu ? 2.0 : 1.0;
-  double experts = rows * (2 * d.h + 2 * fe * e + 2 * fe + 2 * d.h);  // in, fc1, act, unpermuted
+  double act = s.feat.recompute_moe_act ? 0.0 : 2 * fe;
+  double gemm_in = GemmInputBytes(s);
+  double experts = rows * (gemm_in * d.h + 2 * fe * e + act);
   double router = d.sb * static_cast<double>(m.experts) * 4.0 / d.sp;
+  if (s.feat.recompute_moe) experts = router = 0;
   double shared = m.shared_expert_hidden > 0
                       ? DenseMlpBytes(s, d, static_cast<double>(m.shared_expert_hidden)) - 3 * d.sb * d.h / d.sp
                       : 0.0;
@@ -111,9 +137,26 @@ double BytesPerParam(const TrainingSetup& s, double shards) {
   double grad = s.feat.grad_reduce_in_bf16 ? 2.0 : 4.0;
   double optimizer = s.feat.distributed_optimizer ? 12.0 / shards : 12.0;
   // FP8 keeps a cached FP8 copy beside the BF16 weights, or only FP8 weights with
-  // --fp8-param-gather (the optimizer's FP32 master copy remains).
+  // --fp8-param-gather (the optimizer's FP32 master copy remains). NVFP4 caches two half-byte
+  // copies (row- and column-wise) with their scales, or keeps only those (--fp4-param-gather).
   double weights = s.feat.fp8_param_gather ? 1.0 : s.feat.fp8 ? 3.0 : 2.0;
+  if (s.feat.fp4) weights = s.feat.fp4_param_gather ? 1.125 : 2.0 + 1.125;
+  // Fully sharded data parallelism keeps a 1/shards slice of everything; the gathered layers live
+  // briefly in the transient memory.
+  if (s.feat.fsdp) return (weights + grad + 12.0) / std::max(1.0, shards);
   return weights + grad + optimizer;
+}
+
+// Token-dispatch buffers of a MoE layer, live during its forward and backward: the alltoall
+// dispatcher's send and receive copies of the routed rows on the busiest rank; DeepEP (flex)
+// registers fixed NVLink and RDMA buffers instead (~1 GiB each when EP leaves the node, per
+// DeepEP's defaults for 7K-wide hidden states; NVLink only within it).
+double DispatchBuffers(const TrainingSetup& s, const Dims& d) {
+  const ModelShape& m = s.model;
+  if (m.experts <= 0 || s.par.ep <= 1) return 0;
+  if (s.feat.dispatcher == Dispatcher::kFlex) return s.par.ep * s.par.etp > 8 ? 2 * kGiB : kGiB;
+  double rows = d.sb * static_cast<double>(m.topk) / d.t * MoeBusiestLoad(s);
+  return 2 * rows * d.h * 2;
 }
 
 }  // namespace
@@ -145,7 +188,7 @@ StageMemory EstimateStageMemory(const TrainingSetup& s, const ClusterSpec& clust
 
   double logits = last ? 4.0 * d.sb * static_cast<double>(m.vocab) / d.t : 0.0;
   double tp_buffers = s.feat.tp_comm_overlap ? 6.0 * d.sb * d.h * 2 : 0.0;
-  out.transient_b = group + 2 * logits + kWorkspaceB + tp_buffers;
+  out.transient_b = group + 2 * logits + kWorkspaceB + tp_buffers + DispatchBuffers(s, d);
   double fc1 = 2.0 * d.sb * d.f * (m.swiglu ? 2.0 : 1.0) / d.t;
   out.largest_allocation_b = std::max({fc1, 2 * logits, 2.0 * d.sb * d.h});
   out.max_allocated_b = out.weight_optimizer_b + out.activation_b + out.transient_b;

@@ -10,9 +10,9 @@ const char kOptionsSchema[] = R"json({
   "properties": {
     "gpu": {
       "type": "string",
-      "pattern": "[Aa]100|[Hh][12]00|[Bb]200",
+      "pattern": "[Aa]100|[Hh][12]00|[Bb][23]00",
       "default": "H100",
-      "description": "GPU generation: A100, H100, H200, B200 or GB200"
+      "description": "GPU generation: A100, H100, H200, B200, GB200, B300 or GB300"
     },
     "nodes": {
       "type": "integer",

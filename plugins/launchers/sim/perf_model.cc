@@ -10,24 +10,35 @@ namespace {
 constexpr double kHbmEfficiency = 0.8;
 // Host time per kernel with CUDA graphs, relative to eager launches.
 constexpr double kGraphHostShare = 0.1;
+// torch.compile (AutoModel's compile.enabled) fuses the elementwise chains between GEMMs and
+// launches fewer, larger kernels: assumed, not fitted (no calibration row runs compiled), a third
+// less elementwise traffic and 60% of the eager host time.
+constexpr double kCompiledElementwiseShare = 0.67;
+constexpr double kCompiledHostShare = 0.6;
 constexpr double kBytesBf16 = 2;
 // Fixed cost of one expert GEMM launched from SequentialMLP's Python loop.
 constexpr double kSequentialExpertKernelS = 10e-6;
 
 // Large-GEMM efficiency by generation (the order cuBLAS reaches on big BF16 shapes; the A100
 // value is fitted to the A100 calibration rows; docs/sim.md).
-double GemmPeakFraction(const GpuSpec& gpu) {
+double GemmPeakFraction(const GpuSpec& gpu, const ModelFactors& f) {
   if (gpu.compute_capability_major <= 8) return 0.72;
   if (gpu.compute_capability_major == 9) return 0.72;
-  return 0.70;
+  return f.blackwell_gemm_efficiency;
 }
+
+// What the GEMMs of a layer run in (attention, elementwise and communication stay BF16).
+enum class GemmPrecision { kBf16, kFp8, kFp4 };
 
 struct Ctx {
   const TrainingSetup& s;
   const ClusterSpec& c;
   const ModelFactors& f;
   double b, seq, cp, tp, tokens;  // tokens = b·s/CP handled by one GPU per micro-batch
-  double peak, hbm;               // FLOP/s, bytes/s
+  double peak, hbm;               // BF16 FLOP/s, bytes/s
+  GemmPrecision prec = GemmPrecision::kBf16;
+  double moe_load = 1;            // busiest EP rank's routed load relative to balanced
+  double ew = 1;                  // elementwise_traffic, less under torch.compile
 
   Ctx(const TrainingSetup& setup, const ClusterSpec& cluster, const ModelFactors& factors)
       : s(setup), c(cluster), f(factors) {
@@ -38,21 +49,60 @@ struct Ctx {
     tokens = b * seq / cp;
     peak = cluster.gpu.peak_bf16_tflops * 1e12;
     hbm = cluster.gpu.hbm_tb_s * 1e12 * kHbmEfficiency;
+    if (setup.feat.fp4 && cluster.gpu.peak_fp4_tflops > 0) prec = GemmPrecision::kFp4;
+    else if (setup.feat.fp8 && cluster.gpu.peak_fp8_tflops > 0) prec = GemmPrecision::kFp8;
+    moe_load = MoeBusiestLoad(setup, factors);
+    ew = factors.elementwise_traffic * (setup.feat.compiled ? kCompiledElementwiseShare : 1.0);
   }
 };
 
 double Sat(double x, double half) { return x / (x + half); }
 
-// Seconds for one forward GEMM (m×k)·(k×n).
+// Bytes per element of a GEMM operand in the layer's precision: FP8 1, NVFP4 half a byte plus
+// one FP8 scale per 16 values.
+double OperandBytes(GemmPrecision p) {
+  switch (p) {
+    case GemmPrecision::kFp8: return 1.0;
+    case GemmPrecision::kFp4: return 0.5 + 1.0 / 16;
+    case GemmPrecision::kBf16: break;
+  }
+  return kBytesBf16;
+}
+
+// Seconds for one forward GEMM (m×k)·(k×n): the larger of its tensor-core time (peak of the
+// precision × large-GEMM efficiency × σ per dimension) and the time to stream its operands and
+// BF16 output through HBM (the roofline; small per-expert GEMMs reach it).
 double GemmTime(const Ctx& x, double m, double n, double k) {
-  double frac = GemmPeakFraction(x.c.gpu) * Sat(m, x.f.gemm_half_dim) *
+  double frac = GemmPeakFraction(x.c.gpu, x.f) * Sat(m, x.f.gemm_half_dim) *
                 Sat(n, x.f.gemm_half_dim) * Sat(k, x.f.gemm_half_dim);
   double peak = x.peak;
-  if (x.s.feat.fp8 && x.c.gpu.peak_fp8_tflops > 0) {
+  if (x.prec == GemmPrecision::kFp8) {
     peak = x.c.gpu.peak_fp8_tflops * 1e12;
     frac *= x.f.fp8_gemm_fraction;
+  } else if (x.prec == GemmPrecision::kFp4) {
+    peak = x.c.gpu.peak_fp4_tflops * 1e12;
+    frac *= x.f.fp4_gemm_fraction;
   }
-  return 2.0 * m * n * k / (peak * frac);
+  double compute = 2.0 * m * n * k / (peak * frac);
+  double memory = ((m * k + k * n) * OperandBytes(x.prec) + m * n * kBytesBf16) / x.hbm;
+  return std::max(compute, memory);
+}
+
+// HBM bytes per element to quantize a GEMM operand (forward; backward quantizes the gradients
+// likewise): delayed scaling fuses the amax into the cast (read 2, write 1); tensorwise current
+// scaling reads once more for the amax first; blockwise and MXFP8 write a row-wise and a
+// column-wise copy (the scales run along K); NVFP4 adds the per-tensor amax pass and writes two
+// half-byte copies with FP8 block scales (the Hadamard transform of wgrad operands is fused).
+double CastBytesPerElement(const Features& f, GemmPrecision p) {
+  if (p == GemmPrecision::kFp4) return 2 + 2 + 0.5 + 0.5 + 2.0 / 16;
+  if (p != GemmPrecision::kFp8) return 0;
+  switch (f.fp8_recipe) {
+    case Fp8Recipe::kDelayed: return 3;
+    case Fp8Recipe::kTensorwise: return 5;
+    case Fp8Recipe::kBlockwise: return 4 + 2.0 / 128 * 4;
+    case Fp8Recipe::kMxfp8: return 4 + 2.0 / 32;
+  }
+  return 3;
 }
 
 // Bandwidth (bytes/s) and latency (s) of a group of `size` ranks `stride` apart.
@@ -60,10 +110,15 @@ struct Link {
   double bw;
   double latency;
 };
+// A ring that leaves the NVLink domain crosses it through the NICs of the group's members in
+// each domain: NCCL runs one channel per NIC, so the group's inter-node bus bandwidth per rank
+// is the per-GPU network times the members per domain, up to the NVLink bandwidth.
 Link GroupLink(const Ctx& x, double stride, double size) {
-  bool nvlink = stride * size <= x.c.NvlinkDomain();
-  if (nvlink) return {x.c.NvlinkBusBytesPerS(), 2e-6};
-  return {x.c.InterNodeBusBytesPerS(), x.c.inter_node_latency_us * 1e-6};
+  double domain = static_cast<double>(x.c.NvlinkDomain());
+  if (stride * size <= domain) return {x.c.NvlinkBusBytesPerS(), 2e-6};
+  double members = std::max(1.0, std::min(size, std::floor(domain / stride)));
+  double bw = std::min(x.c.NvlinkBusBytesPerS(), x.c.InterNodeBusBytesPerS() * members);
+  return {bw, x.c.inter_node_latency_us * 1e-6};
 }
 
 double AllReduce(const Link& l, double n, double bytes) {
@@ -79,28 +134,62 @@ double AllGather(const Link& l, double n, double bytes_out) {
 struct LayerCost {
   double gemm = 0, attention = 0, elementwise = 0, tp = 0, cp = 0, ep = 0;
   double scores = 0;  // unfused attention's softmax/dropout passes (part of elementwise)
+  double moe = 0;     // router and token permutation (memory-bound)
+  double shared = 0;  // shared experts' GEMMs (part of gemm)
+  double mlp = 0;     // the MLP's (dense) or routed experts' (MoE) GEMMs (part of gemm)
+  double norms = 0;   // the two LayerNorms (part of elementwise)
+  double act = 0;     // the activation function (part of elementwise)
 };
 
 double MlpFactor(const ModelShape& m) { return m.swiglu ? 3.0 : 2.0; }
+
+// Multi-latent attention's projections [DeepSeek-V2 §2.1; Megatron's MLASelfAttention]: Q down
+// (replicated over TP) and up, KV down with the shared RoPE key (replicated), KV up to per-head
+// keys and values, and the output projection.
+double MlaProjections(const Ctx& x) {
+  const ModelShape& m = x.s.model;
+  double h = static_cast<double>(m.hidden), n = static_cast<double>(m.heads);
+  double dq = static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim);
+  double dv = static_cast<double>(m.v_head_dim);
+  double q_lora = static_cast<double>(m.q_lora_rank), kv_lora = static_cast<double>(m.kv_lora_rank);
+  double t = q_lora > 0 ? GemmTime(x, x.tokens, q_lora, h) + GemmTime(x, x.tokens, n * dq / x.tp, q_lora)
+                        : GemmTime(x, x.tokens, n * dq / x.tp, h);
+  t += GemmTime(x, x.tokens, kv_lora + static_cast<double>(m.qk_pos_emb_head_dim), h);
+  t += GemmTime(x, x.tokens, n * (static_cast<double>(m.qk_head_dim) + dv) / x.tp, kv_lora);
+  return t + GemmTime(x, x.tokens, h, n * dv / x.tp);
+}
 
 void AddAttention(const Ctx& x, LayerCost* cost) {
   const ModelShape& m = x.s.model;
   double nd = static_cast<double>(m.heads * m.kv_channels);
   double gd = static_cast<double>(m.query_groups * m.kv_channels);
   double h = static_cast<double>(m.hidden);
-  cost->gemm += GemmTime(x, x.tokens, (nd + 2 * gd) / x.tp, h);
-  cost->gemm += GemmTime(x, x.tokens, h, nd / x.tp);
+  // QKᵀ and AV per query-key pair: the query-key and value head dims (MLA: 192 and 128).
+  double d_pair = 2.0 * static_cast<double>(m.kv_channels);
+  if (m.mla) {
+    cost->gemm += MlaProjections(x);
+    d_pair = static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim);
+  } else {
+    cost->gemm += GemmTime(x, x.tokens, (nd + 2 * gd) / x.tp, h);
+    cost->gemm += GemmTime(x, x.tokens, h, nd / x.tp);
+  }
   // Core attention: QKᵀ and AV over the local queries against the whole sequence.
   double heads_local = std::max(1.0, static_cast<double>(m.heads) / x.tp);
-  double d = static_cast<double>(m.kv_channels);
-  double full = 4.0 * x.b * (x.seq / x.cp) * x.seq * d * heads_local;
+  double d = d_pair / 2;
+  double full = 2.0 * x.b * (x.seq / x.cp) * x.seq * d_pair * heads_local;
   if (x.s.feat.flash_attention) {
-    double frac = GemmPeakFraction(x.c.gpu) * x.f.attention_fraction;
-    cost->attention += 0.5 * full / (x.peak * frac);
+    // BF16 whatever the GEMM recipe. The softmax needs one exponential per (causal) score; on
+    // Blackwell the SFU's exponential rate rivals the tensor cores (FlashAttention-4's reason to
+    // emulate some of them), so the slower of the two bounds the kernel.
+    double frac = GemmPeakFraction(x.c.gpu, x.f) * x.f.attention_fraction;
+    double mma = 0.5 * full / (x.peak * frac);
+    double exps = 0.5 * x.b * heads_local * (x.seq / x.cp) * x.seq;
+    double exp_s = x.c.gpu.exp_tera_per_s > 0 ? exps / (x.c.gpu.exp_tera_per_s * 1e12) : 0.0;
+    cost->attention += std::max(mma, exp_s);
   } else {
     // Unfused: the full score matrix is computed, then masked, softmaxed and dropped out in
     // separate kernels that stream it through HBM (~8 bytes per score forward).
-    cost->attention += full / (x.peak * GemmPeakFraction(x.c.gpu) * Sat(d, x.f.gemm_half_dim));
+    cost->attention += full / (x.peak * GemmPeakFraction(x.c.gpu, x.f) * Sat(d, x.f.gemm_half_dim));
     double scores = x.b * heads_local * (x.seq / x.cp) * x.seq;
     cost->scores = scores * 8.0 / x.hbm;
     cost->elementwise += cost->scores;
@@ -113,27 +202,52 @@ void AddMlp(const Ctx& x, bool moe, LayerCost* cost) {
   double e = MlpFactor(m);
   if (!moe) {
     double f = static_cast<double>(m.ffn_hidden);
-    cost->gemm += GemmTime(x, x.tokens, f * (e - 1) / x.tp, h);
-    cost->gemm += GemmTime(x, x.tokens, h, f / x.tp);
+    cost->mlp = GemmTime(x, x.tokens, f * (e - 1) / x.tp, h) + GemmTime(x, x.tokens, h, f / x.tp);
+    cost->gemm += cost->mlp;
     return;
   }
   const Parallelism& p = x.s.par;
   double fe = static_cast<double>(m.moe_ffn_hidden);
   double k = static_cast<double>(m.topk);
-  // Balanced routing: a GPU runs its local experts over tokens·topk·ETP/TP rows in all, each
-  // expert over an equal share (reference §1.1: ETP shards the expert width).
+  // A GPU runs its local experts over tokens·topk·ETP/TP routed rows in all (reference §1.1:
+  // ETP shards the expert width), times the busiest rank's load: every rank waits for it at the
+  // combine. Each expert's GEMM sees only its own rows, so σ(rows) and the roofline apply per
+  // expert: fine-grained experts with few tokens each run far below the large-GEMM rate.
   double local_experts = static_cast<double>(m.experts) / p.ep;
-  double rows = x.tokens * k * p.etp / x.tp / local_experts;
+  double rows = x.tokens * k * p.etp / x.tp / local_experts * x.moe_load;
   double per_expert = GemmTime(x, std::max(1.0, rows), fe * (e - 1) / p.etp, h) +
                       GemmTime(x, std::max(1.0, rows), h, fe / p.etp);
-  cost->gemm += local_experts * per_expert;
+  cost->mlp = local_experts * per_expert;
+  cost->gemm += cost->mlp;
   // Without grouped GEMM, SequentialMLP loops over experts: four kernels each, launched and
   // synchronised one by one.
   if (!x.s.feat.grouped_gemm) cost->gemm += local_experts * 4 * kSequentialExpertKernelS;
   if (m.shared_expert_hidden > 0) {
     double fs = static_cast<double>(m.shared_expert_hidden);
-    cost->gemm += GemmTime(x, x.tokens, fs * (e - 1) / x.tp, h) + GemmTime(x, x.tokens, h, fs / x.tp);
+    cost->shared = GemmTime(x, x.tokens, fs * (e - 1) / x.tp, h) + GemmTime(x, x.tokens, h, fs / x.tp);
+    cost->gemm += cost->shared;
   }
+}
+
+// Router and permutation, memory-bound [Megatron's TopKRouter and moe_utils.permute]: the router
+// GEMM (BF16, tokens × E), its softmax/top-k/aux-loss passes over the FP32 scores (~6 passes),
+// and the permutation before dispatch and unpermutation after combine of the routed rows (read
+// and write BF16 each; the received side scaled by the busiest rank's load). A fused permute
+// (--moe-permute-fusion) makes each one pass.
+void AddRouterAndPermutation(const Ctx& x, LayerCost* cost) {
+  const ModelShape& m = x.s.model;
+  Ctx bf16 = x;
+  bf16.prec = GemmPrecision::kBf16;
+  double sp = x.s.feat.sequence_parallel ? x.tp : 1.0;
+  double tokens = x.tokens / sp;
+  double experts = static_cast<double>(m.experts);
+  double h = static_cast<double>(m.hidden);
+  double t = GemmTime(bf16, tokens, experts, h);
+  t += tokens * experts * 4.0 * 6.0 / x.hbm;
+  double routed = x.tokens / x.tp * static_cast<double>(m.topk) * h * kBytesBf16;
+  double passes = x.s.feat.moe_permute_fusion ? 1.0 : 2.0;
+  t += routed * (1.0 + x.moe_load) * 2.0 * passes / x.hbm;
+  cost->moe += t * x.ew;
 }
 
 // Bytes that LayerNorm, dropout, residual adds, bias and activation kernels stream (forward).
@@ -145,9 +259,11 @@ void AddElementwise(const Ctx& x, bool moe, LayerCost* cost) {
   double act = f * (m.swiglu ? 3.0 : 2.0) / x.tp;   // read fc1 output, write activation
   double norms = 12.0 * h / sp;                      // 2 norms, 2 dropout+residual, bias adds
   double bytes = x.tokens * (norms + act) * kBytesBf16;
-  if (x.s.feat.fp8) bytes += x.tokens * (2 * h + f / x.tp + h) * 3.0;  // casts to FP8
-  if (moe) bytes += x.tokens * m.topk * h * kBytesBf16 * 4.0 / x.tp;   // permute/unpermute
-  cost->elementwise += bytes * x.f.elementwise_traffic / x.hbm;
+  cost->norms = x.tokens * 8.0 * h / sp * kBytesBf16 * x.ew / x.hbm;
+  cost->act = x.tokens * act * kBytesBf16 * x.ew / x.hbm;
+  // Quantization of the GEMM inputs (QKV, projection, fc1, fc2) to FP8/FP4.
+  bytes += x.tokens * (2 * h + f / x.tp + h) * CastBytesPerElement(x.s.feat, x.prec);
+  cost->elementwise += bytes * x.ew / x.hbm;
 }
 
 void AddTensorParallelComm(const Ctx& x, bool moe, LayerCost* cost) {
@@ -162,26 +278,53 @@ void AddTensorParallelComm(const Ctx& x, bool moe, LayerCost* cost) {
   cost->tp += t;
 }
 
+// All-to-all of `bytes` per rank among `ep` ranks `stride` apart: the share bound for peers in
+// the same NVLink domain goes over NVLink, the rest over the inter-node network (at
+// `inter_eff` of its bus bandwidth: many small messages), both at once.
+double AllToAll(const Ctx& x, double ep, double stride, double bytes, double inter_eff) {
+  double domain = static_cast<double>(x.c.NvlinkDomain());
+  double peers_nvlink = std::max(1.0, std::min(ep, std::floor(domain / stride)));
+  double nvlink = (peers_nvlink - 1) / ep * bytes / x.c.NvlinkBusBytesPerS();
+  double inter = (ep - peers_nvlink) / ep * bytes / (x.c.InterNodeBusBytesPerS() * inter_eff);
+  double latency = peers_nvlink < ep ? x.c.inter_node_latency_us * 1e-6 : 2e-6;
+  // One message per peer, issued together; ~0.5 µs of NCCL work each.
+  return std::max(nvlink, inter) + latency + (ep - 1) * 0.5e-6;
+}
+
 void AddExpertComm(const Ctx& x, LayerCost* cost) {
   const Parallelism& p = x.s.par;
   const ModelShape& m = x.s.model;
   double h = static_cast<double>(m.hidden);
   double local = x.tokens / x.tp * h * kBytesBf16;
+  double k = static_cast<double>(m.topk);
   double t = 0;
   if (x.s.feat.dispatcher == Dispatcher::kAllgather) {
     double n = static_cast<double>(p.ep) * p.tp;
     Link l = GroupLink(x, 1, n);
     t = 2 * AllGather(l, n, local * n);
   } else if (p.ep > 1) {
-    Link l = GroupLink(x, x.tp * x.cp, p.ep);
-    bool crosses = x.tp * x.cp * p.ep > x.c.NvlinkDomain();
-    // All-to-all across nodes reaches less bus bandwidth than a ring (many small messages);
-    // DeepEP-style flex dispatch recovers most of it.
-    double a2a_eff = crosses ? (x.s.feat.dispatcher == Dispatcher::kFlex ? 0.8 : 0.5) : 1.0;
-    double bytes = local * m.topk;
-    t = 2 * ((p.ep - 1.0) / p.ep * bytes / (l.bw * a2a_eff) + (p.ep - 1) * l.latency);
+    // The expert grid orders ranks etp-ep-edp-pp (MoE parallel folding), so EP ranks are ETP
+    // apart. Every routed copy of a token goes to its expert's rank; the busiest rank receives
+    // `moe_load` times the mean. DeepEP (flex) sends a token across the network once per
+    // destination node and forwards it over NVLink there, at the network's full bus bandwidth
+    // (DeepEP's README: 43-47 GB/s RDMA per H800 on a ~50 GB/s CX7 NIC).
+    double ep = p.ep, stride = p.etp;
+    double bytes = local * k * x.moe_load;
+    if (x.s.feat.dispatcher == Dispatcher::kFlex) {
+      double domain = static_cast<double>(x.c.NvlinkDomain());
+      double per_node = std::max(1.0, std::min(ep, std::floor(domain / stride)));
+      double nodes = ep / per_node;
+      double node_copies = nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
+      double dedup = nodes > 1 ? std::min(1.0, node_copies / k) : 1.0;
+      t = 2 * AllToAll(x, ep, stride, bytes * dedup, 1.0);
+    } else {
+      t = 2 * AllToAll(x, ep, stride, bytes, 0.5);
+    }
   }
   if (x.s.feat.overlap_moe_comm) t *= 1.0 - x.f.comm_overlap_hidden;
+  // --moe-shared-expert-overlap runs the shared experts on another stream during the dispatch
+  // and combine.
+  if (x.s.feat.moe_shared_expert_overlap) t = std::max(0.0, t - cost->shared);
   cost->ep += t;
 }
 
@@ -202,17 +345,22 @@ LayerCost LayerForward(const Ctx& x, bool moe) {
   AddMlp(x, moe, &cost);
   AddElementwise(x, moe, &cost);
   AddTensorParallelComm(x, moe, &cost);
-  if (moe) AddExpertComm(x, &cost);
+  if (moe) {
+    AddRouterAndPermutation(x, &cost);
+    AddExpertComm(x, &cost);
+  }
   AddContextParallelComm(x, &cost);
   return cost;
 }
 
-double ForwardTime(const LayerCost& c) { return c.gemm + c.attention + c.elementwise + c.tp + c.cp + c.ep; }
+double ForwardTime(const LayerCost& c) {
+  return c.gemm + c.attention + c.elementwise + c.tp + c.cp + c.ep + c.moe;
+}
 
 // Forward + backward (+ recompute) of `layers` layers of one kind for one micro-batch.
 struct MicroBatchCost {
-  double gemm = 0, attention = 0, elementwise = 0, tp = 0, cp = 0, ep = 0, recompute = 0;
-  double Gpu() const { return gemm + attention + elementwise + tp + cp + ep + recompute; }
+  double gemm = 0, attention = 0, elementwise = 0, tp = 0, cp = 0, ep = 0, recompute = 0, moe = 0;
+  double Gpu() const { return gemm + attention + elementwise + tp + cp + ep + recompute + moe; }
 };
 
 double RecomputedShare(const TrainingSetup& s, double layers_on_stage) {
@@ -231,20 +379,41 @@ void AddLayers(const Ctx& x, bool moe, double layers, double stage_layers, Micro
   mb->tp += layers * 2 * f.tp;
   mb->cp += layers * 3 * f.cp;
   mb->ep += layers * 2 * f.ep;
+  mb->moe += layers * 3 * f.moe;
   double share = RecomputedShare(x.s, stage_layers);
   mb->recompute += layers * share * ForwardTime(f);
-  if (x.s.feat.recompute == Recompute::kSelective) mb->recompute += layers * (f.attention + f.scores);
+  if (x.s.feat.recompute == Recompute::kSelective) {
+    // --recompute-modules: each named module's forward runs again in the backward.
+    const Features& ft = x.s.feat;
+    if (ft.recompute_core_attn) mb->recompute += layers * (f.attention + f.scores);
+    if (ft.recompute_layernorm) mb->recompute += layers * f.norms;
+    if (ft.recompute_moe_act && moe) mb->recompute += layers * f.act;
+    if (ft.recompute_moe && moe) mb->recompute += layers * (f.mlp + f.moe + f.ep);
+    if (ft.recompute_mlp && !moe) mb->recompute += layers * (f.mlp + f.act);
+  }
 }
 
 void AddLogits(const Ctx& x, MicroBatchCost* mb) {
   const ModelShape& m = x.s.model;
   double v = static_cast<double>(m.vocab) / x.tp;
-  mb->gemm += 3 * GemmTime(x, x.tokens, v, static_cast<double>(m.hidden));
+  // Megatron's output layer is a plain ColumnParallelLinear, not a Transformer Engine module:
+  // BF16 whatever the recipe.
+  Ctx bf16 = x;
+  bf16.prec = GemmPrecision::kBf16;
+  mb->gemm += 3 * GemmTime(bf16, x.tokens, v, static_cast<double>(m.hidden));
   double passes = x.s.feat.cross_entropy_fusion ? 2.0 : 6.0;  // fp32 logits read/written
   mb->elementwise += x.tokens * v * 4.0 * passes / x.hbm;
 }
 
 double ParamBytes(double params, bool bf16_grads) { return params * (bf16_grads ? 2.0 : 4.0); }
+
+// The distributed optimizer all-gathers the updated parameters in BF16, or already quantized with
+// --fp8-param-gather (1 byte) / --fp4-param-gather (half a byte and its block scales).
+double GatherBytesPerParam(const Features& f) {
+  if (f.fp4_param_gather) return 0.5 + 1.0 / 16;
+  if (f.fp8_param_gather) return 1.0;
+  return kBytesBf16;
+}
 
 // Exposed data-parallel communication per iteration (grad reduce and param all-gather).
 double DataParallelComm(const Ctx& x, const ParamCounts& pc, double window_bwd, double window_fwd) {
@@ -257,9 +426,14 @@ double DataParallelComm(const Ctx& x, const ParamCounts& pc, double window_bwd, 
     if (n <= 1 || params <= 0) return;
     Link l = GroupLink(x, stride, n);
     double bytes = ParamBytes(params, f.grad_reduce_in_bf16);
-    if (f.distributed_optimizer) {
+    if (f.fsdp) {
+      // Fully sharded: gradients reduce-scattered, parameters gathered for the forward and again
+      // for the backward (resharded after the forward, FSDP2's default).
+      grad += AllGather(l, n, bytes);
+      gather += 2 * AllGather(l, n, params * GatherBytesPerParam(f));
+    } else if (f.distributed_optimizer) {
       grad += AllGather(l, n, bytes);  // a reduce-scatter moves the same bytes
-      gather += AllGather(l, n, params * kBytesBf16);
+      gather += AllGather(l, n, params * GatherBytesPerParam(f));
     } else {
       grad += AllReduce(l, n, bytes);
     }
@@ -267,19 +441,42 @@ double DataParallelComm(const Ctx& x, const ParamCounts& pc, double window_bwd, 
   group(pc.dense_per_gpu, dp_dense, x.tp);
   group(pc.expert_per_gpu, dp_expert, static_cast<double>(p.etp) * p.ep);
   double exposed_grad = f.overlap_grad_reduce ? std::max(0.1 * grad, grad - window_bwd) : grad;
-  double exposed_gather =
-      f.overlap_param_gather ? std::max(0.1 * gather, gather - window_fwd) : gather;
+  // FSDP prefetches the backward's gathers behind the backward itself in any case.
+  double gather_window = f.fsdp ? (f.overlap_param_gather ? window_fwd : 0) + window_bwd : window_fwd;
+  double exposed_gather = f.overlap_param_gather || f.fsdp
+                              ? std::max(0.1 * gather, gather - gather_window)
+                              : gather;
   return exposed_grad + exposed_gather;
 }
 
 double OptimizerTime(const Ctx& x, const ParamCounts& pc) {
   const Parallelism& p = x.s.par;
   double local = pc.dense_per_gpu + pc.expert_per_gpu;
-  double shard = x.s.feat.distributed_optimizer ? local / (static_cast<double>(p.dp) * p.cp) : local;
+  double shard = x.s.feat.distributed_optimizer || x.s.feat.fsdp ? local / (static_cast<double>(p.dp) * p.cp) : local;
   // Adam: read master, m, v, grad (16 B), write master, m, v (12 B) and the bf16 param (2 B);
   // grad-norm and unscale passes read the local grads twice.
   double bytes = shard * 30.0 + local * 8.0;
+  // Transformer Engine quantizes each weight once per iteration (cached across micro-batches);
+  // FP8/FP4 parameters skip the cast but MXFP8/NVFP4 still write the transposed copy.
+  double cast = CastBytesPerElement(x.s.feat, x.prec);
+  if (x.s.feat.fp8_param_gather || x.s.feat.fp4_param_gather) cast *= 0.5;
+  bytes += local * cast;
   return bytes / x.hbm;
+}
+
+}  // namespace
+
+namespace {
+
+// Parameters of one multi-latent attention block (Megatron's MLA FLOP formula uses the same).
+double MlaParams(const ModelShape& m) {
+  double h = static_cast<double>(m.hidden), n = static_cast<double>(m.heads);
+  double dq = static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim);
+  double q_lora = static_cast<double>(m.q_lora_rank), kv_lora = static_cast<double>(m.kv_lora_rank);
+  double q = q_lora > 0 ? q_lora * (h + n * dq + 1) : h * n * dq;
+  double kv = kv_lora * (h + n * static_cast<double>(m.qk_head_dim + m.v_head_dim) + 1) +
+              h * static_cast<double>(m.qk_pos_emb_head_dim);
+  return q + kv + n * static_cast<double>(m.v_head_dim) * h;
 }
 
 }  // namespace
@@ -292,6 +489,7 @@ ParamCounts CountParams(const TrainingSetup& setup) {
   double gd = static_cast<double>(m.query_groups * m.kv_channels);
   double e = MlpFactor(m);
   double attn = h * (nd + 2 * gd) + nd * h;
+  if (m.mla) attn = MlaParams(m);
   double dense_mlp = h * static_cast<double>(m.ffn_hidden) * e;
   double experts = static_cast<double>(m.experts) * h * static_cast<double>(m.moe_ffn_hidden) * e;
   double shared = h * static_cast<double>(m.shared_expert_hidden) * e;
@@ -328,6 +526,13 @@ double MegatronModelFlops(const ModelShape& m, int64_t global_batch, bool causal
   double proj = 6 * (h * (nd + 2 * gd) + nd * h) * static_cast<double>(m.layers);
   double logits = 6 * h * static_cast<double>(m.vocab);
   double core = (causal_half ? 6.0 : 12.0) * nd * static_cast<double>(m.layers);
+  if (m.mla) {
+    // Megatron's MLA branch: the projections' parameters, and QKᵀ/AV over 192- and 128-wide heads.
+    proj = 6 * MlaParams(m) * static_cast<double>(m.layers);
+    double pair = static_cast<double>(m.heads) *
+                  static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim);
+    core = (causal_half ? 3.0 : 6.0) * pair * static_cast<double>(m.layers);
+  }
   return T * (mlp + proj + logits) + S2 * core;
 }
 
@@ -338,20 +543,57 @@ double NarayananFlops(const ModelShape& m, int64_t global_batch) {
   return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
 }
 
+double MoeBusiestLoad(const TrainingSetup& setup, const ModelFactors& factors) {
+  const ModelShape& m = setup.model;
+  const Parallelism& p = setup.par;
+  if (m.experts <= 0) return 1.0;
+  // Padding every expert to its capacity makes every rank compute the capacity.
+  if (setup.feat.moe_pad_to_capacity) return std::max(1.0, setup.feat.moe_capacity_factor);
+  if (p.ep <= 1 || setup.feat.moe_force_balance) return 1.0;
+  double experts = static_cast<double>(m.experts), ep = p.ep;
+  // One expert's load per micro-batch varies by the router's preference (cv) and by sampling
+  // the tokens of the EP group's micro-batch (Poisson: 1/√(mean rows per expert)).
+  double tokens_group = static_cast<double>(p.micro_batch) * static_cast<double>(m.seq_length) /
+                        p.cp / p.tp * ep;
+  double mean_rows = std::max(1.0, tokens_group * static_cast<double>(m.topk) / experts);
+  double cv_expert = std::sqrt(factors.moe_expert_load_cv * factors.moe_expert_load_cv + 1.0 / mean_rows);
+  // A rank holds E/EP experts (their sum varies less), and the busiest of EP ranks sits about
+  // √(2 ln EP) standard deviations above the mean (the expected maximum of EP normal draws).
+  double cv_rank = cv_expert / std::sqrt(experts / ep);
+  double load = 1.0 + cv_rank * std::sqrt(2.0 * std::log(ep));
+  if (setup.feat.moe_capacity_factor > 0) load = std::min(load, std::max(1.0, setup.feat.moe_capacity_factor));
+  return load;
+}
+
 StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluster,
                            const ModelFactors& factors) {
   Ctx x(setup, cluster, factors);
+  Ctx x_bf16 = x;  // layers a low-precision recipe keeps in BF16 (--first-last-layers-bf16)
+  x_bf16.prec = GemmPrecision::kBf16;
   const Parallelism& p = setup.par;
   double stage_layers = static_cast<double>(setup.model.layers) / p.pp;
   double moe_layers = static_cast<double>(setup.model.MoeLayers()) / p.pp;
+  double bf16_share = 0;
+  if (x.prec != GemmPrecision::kBf16 && setup.model.layers > 0) {
+    bf16_share = std::min(1.0, static_cast<double>(setup.feat.bf16_layers_at_start +
+                                                   setup.feat.bf16_layers_at_end) /
+                                   static_cast<double>(setup.model.layers));
+  }
   MicroBatchCost mb;
-  AddLayers(x, false, stage_layers - moe_layers, stage_layers, &mb);
-  AddLayers(x, true, moe_layers, stage_layers, &mb);
+  double dense_layers = stage_layers - moe_layers;
+  AddLayers(x, false, dense_layers * (1 - bf16_share), stage_layers, &mb);
+  AddLayers(x_bf16, false, dense_layers * bf16_share, stage_layers, &mb);
+  AddLayers(x, true, moe_layers * (1 - bf16_share), stage_layers, &mb);
+  AddLayers(x_bf16, true, moe_layers * bf16_share, stage_layers, &mb);
   AddLogits(x, &mb);
   double host = stage_layers * factors.host_us_per_layer * 1e-6 *
-                (setup.feat.cuda_graphs ? kGraphHostShare : 1.0);
+                (setup.feat.cuda_graphs ? kGraphHostShare : setup.feat.compiled ? kCompiledHostShare : 1.0);
   double gpu = mb.Gpu();
-  double t_mb = std::max(gpu, host);
+  // Grouped GEMM needs the tokens per expert on the host: each MoE layer's forward (and its
+  // recomputation) waits for that copy, and the GPU idles while the host launches what follows.
+  double forwards = 1.0 + RecomputedShare(setup, stage_layers);
+  double sync = setup.feat.moe_pad_to_capacity ? 0.0 : moe_layers * forwards * factors.moe_sync_us * 1e-6;
+  double t_mb = std::max(gpu, host) + sync;
   double m = static_cast<double>(p.MicroBatches());
   double vpp = p.vpp;
 
@@ -364,7 +606,8 @@ StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluste
   out.tp_comm_s = mb.tp * scale;
   out.cp_comm_s = mb.cp * scale;
   out.ep_comm_s = mb.ep * scale;
-  out.host_exposed_s = (t_mb - gpu) * scale;
+  out.moe_overhead_s = (mb.moe + sync) * scale;
+  out.host_exposed_s = (std::max(gpu, host) - gpu) * scale;
   out.bubble_s = p.pp > 1 ? (p.pp - 1) / vpp * t_mb : 0.0;
   if (p.pp > 1) {
     double bytes = x.tokens * static_cast<double>(setup.model.hidden) * kBytesBf16 /
@@ -379,7 +622,9 @@ StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluste
   double fwd_window = (mb.gemm / 3.0 + mb.attention * 0.3);
   out.dp_comm_s = DataParallelComm(x, pc, bwd_window, fwd_window);
   out.optimizer_s = OptimizerTime(x, pc);
-  out.step_s = m * t_mb + out.bubble_s + out.pp_p2p_s + out.dp_comm_s + out.optimizer_s;
+  out.step_overhead_s = factors.step_overhead_ms * 1e-3;
+  out.step_s = m * t_mb + out.bubble_s + out.pp_p2p_s + out.dp_comm_s + out.optimizer_s +
+               out.step_overhead_s;
   out.model_flops = MegatronModelFlops(setup.model, p.global_batch);
   out.tflops_per_gpu = out.model_flops / (out.step_s * 1e12 * p.world);
   out.tokens_per_s_per_gpu = static_cast<double>(p.global_batch) * static_cast<double>(setup.model.seq_length) /

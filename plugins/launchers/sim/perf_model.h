@@ -20,7 +20,23 @@ struct ModelFactors {
   double host_us_per_layer = 350;     // eager host time per layer per micro-batch (fwd+bwd)
   double comm_overlap_hidden = 0.7;   // share of a collective hidden by an overlap feature
   double fp8_gemm_fraction = 0.9;     // FP8 GEMM efficiency relative to BF16 (of a 2x peak)
+  double fp4_gemm_fraction = 0.9;     // NVFP4 GEMM efficiency relative to BF16 (of the FP4 peak)
+  double blackwell_gemm_efficiency = 0.62;  // η of Blackwell (Ampere and Hopper: 0.72)
+  // Host time per iteration outside the micro-batches, not hidden by GPU work: the optimizer's
+  // kernel launches and the loss / grad-norm host syncs Megatron makes every step.
+  double step_overhead_ms = 35;
+  // MoE. Coefficient of variation of one expert's routed-token count across micro-batches, with
+  // auxiliary-loss balancing; the busiest EP rank's load follows from it (MoeBusiestLoad).
+  double moe_expert_load_cv = 0.3;
+  // GPU idle per MoE layer per forward pass: the alltoall/flex dispatchers copy the token counts
+  // to the host (a sync), so the host's launches after it are exposed rather than run ahead.
+  double moe_sync_us = 1000;
 };
+
+// Load of the busiest expert-parallel rank relative to balanced routing (>= 1): the largest of EP
+// ranks' sums of E/EP experts' loads, each with coefficient of variation `moe_expert_load_cv`,
+// capped by --moe-expert-capacity-factor when tokens are dropped. 1 for dense models.
+double MoeBusiestLoad(const TrainingSetup& setup, const ModelFactors& factors = {});
 
 // Parameters, in elements.
 struct ParamCounts {
@@ -47,12 +63,14 @@ struct StepBreakdown {
   double gemm_s = 0, attention_s = 0, elementwise_s = 0, host_exposed_s = 0, recompute_s = 0;
   double tp_comm_s = 0, cp_comm_s = 0, ep_comm_s = 0, pp_p2p_s = 0, bubble_s = 0;
   double dp_comm_s = 0, optimizer_s = 0;
+  double moe_overhead_s = 0;    // router, permutation and dispatch syncs (part of the layers' time)
+  double step_overhead_s = 0;   // fixed host time per iteration (optimizer launches, syncs)
   double model_flops = 0;       // MegatronModelFlops per iteration
   double tflops_per_gpu = 0;    // as Megatron logs it
   double tokens_per_s_per_gpu = 0;
 };
 
-// Preconditions: CheckMegatronArguments accepted `setup` for `cluster`.
+// Preconditions: the stack accepted `setup` for `cluster` (no refusal in the plan).
 StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluster,
                            const ModelFactors& factors = {});
 

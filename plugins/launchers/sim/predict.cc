@@ -55,6 +55,65 @@ bool PredatesFlashAttention(const std::string& source) {
   return false;
 }
 
+// Dispatcher a row names (flex for DeepEP/HybridEP; allgather when said), alltoall otherwise.
+std::string DispatcherOf(const CalibrationRow& row) {
+  std::string text = Lower(Cell(row, "dispatcher") + " " + Cell(row, "notes"));
+  if (Contains(text, "deepep") || Contains(text, "hybridep") || Contains(text, "flex")) return "flex";
+  if (Contains(text, "allgather") || Contains(text, "all-gather dispatcher")) return "allgather";
+  return "alltoall";
+}
+
+// MoE columns: experts, top-k, expert and shared-expert widths, ETP, the dense-layer pattern.
+// Modern MoE models (Mixtral, DeepSeek, Qwen-MoE, GPT-OSS) have no linear biases, so a MoE row
+// runs with --disable-bias-linear unless its notes say `add-bias-linear` (Megatron refuses bias
+// in experts with ETP > 1).
+void AddMoe(const CalibrationRow& row, Recipe* r, std::vector<std::string>* notes) {
+  int64_t experts = IntCell(row, "moe_experts", 0);
+  if (experts <= 0) return;
+  Add(r, "--num-experts", experts);
+  Add(r, "--moe-router-topk", IntCell(row, "moe_topk", 2));
+  Add(r, "--moe-grouped-gemm");
+  Add(r, "--moe-permute-fusion");
+  std::string dispatcher = DispatcherOf(row);
+  Add(r, "--moe-token-dispatcher-type", dispatcher);
+  if (dispatcher == "alltoall" && Cell(row, "dispatcher").empty()) notes->push_back("dispatcher=alltoall");
+  if (!Contains(Lower(Cell(row, "notes")), "add-bias-linear")) Add(r, "--disable-bias-linear");
+  // Switches the notes name: benchmark runs with forced balanced routing, EP all-to-all overlap
+  // (1F1B A2A overlap), CUDA graphs.
+  std::string text = Lower(Cell(row, "notes"));
+  if (Contains(text, "forced load balance") || Contains(text, "forced balance")) {
+    Add(r, "--moe-router-force-load-balancing");
+  }
+  if (Contains(text, "a2a overlap") && IntCell(row, "ep", 1) > 1 && dispatcher != "allgather") {
+    Add(r, "--overlap-moe-expert-parallel-comm");
+  }
+  int64_t fe = IntCell(row, "moe_ffn_hidden", 0);
+  if (fe > 0) Add(r, "--moe-ffn-hidden-size", fe);
+  int64_t shared = IntCell(row, "moe_shared_ffn_hidden", 0);
+  if (shared > 0) {
+    Add(r, "--moe-shared-expert-intermediate-size", shared);
+    if (Contains(Lower(Cell(row, "notes")), "shared-expert-overlap")) Add(r, "--moe-shared-expert-overlap");
+  }
+  // Unstated ETP: 1, as Megatron's MoE README recommends for fine-grained MoE and the published
+  // MoE recipes set it (Megatron's argparse default would be TP).
+  Add(r, "--expert-tensor-parallel-size", IntCell(row, "etp", 1));
+  if (Cell(row, "etp").empty() && IntCell(row, "tp", 1) > 1) notes->push_back("etp=1");
+  // "3" or "first 3 dense" (DeepSeek-style leading dense layers) or "freq 2" (every 2nd layer).
+  std::string pattern = Lower(Cell(row, "moe_layer_freq_or_dense_layers"));
+  int64_t n = IntCell(row, "moe_layer_freq_or_dense_layers", 0);
+  if (Contains(pattern, "freq") || Contains(pattern, "every")) {
+    size_t digit = pattern.find_first_of("0123456789");
+    if (digit != std::string::npos) Add(r, "--moe-layer-freq", std::to_string(std::stoll(pattern.substr(digit))));
+  } else if (n > 0 || Contains(pattern, "dense")) {
+    size_t digit = pattern.find_first_of("0123456789");
+    int64_t dense = digit == std::string::npos ? 0 : std::stoll(pattern.substr(digit));
+    int64_t layers = IntCell(row, "layers", 0);
+    if (dense > 0 && dense < layers) {
+      Add(r, "--moe-layer-freq", "([0]*" + std::to_string(dense) + "+[1]*" + std::to_string(layers - dense) + ")");
+    }
+  }
+}
+
 Status AddShape(const CalibrationRow& row, Recipe* r, std::vector<std::string>* notes) {
   int64_t layers = IntCell(row, "layers", 0), hidden = IntCell(row, "hidden", 0);
   int64_t heads = IntCell(row, "heads", 0), seq = IntCell(row, "seq_len", 0);
@@ -69,6 +128,17 @@ Status AddShape(const CalibrationRow& row, Recipe* r, std::vector<std::string>* 
   if (ffn <= 0) notes->push_back("ffn_hidden=4h");
   if (ffn > 0 && ffn != 4 * hidden) Add(r, "--swiglu");  // non-4h widths here are Llama SwiGLU
   Add(r, "--ffn-hidden-size", ffn > 0 ? ffn : 4 * hidden);
+  std::string attention = Lower(Cell(row, "attention"));
+  if (Contains(attention, "mla") || Contains(attention, "latent")) {
+    // The rows give no MLA ranks: DeepSeek-V3's (q 1536, kv 512, heads 128+64 / 128).
+    Add(r, "--multi-latent-attention");
+    Add(r, "--q-lora-rank", 1536);
+    Add(r, "--kv-lora-rank", 512);
+    Add(r, "--qk-head-dim", 128);
+    Add(r, "--qk-pos-emb-head-dim", 64);
+    Add(r, "--v-head-dim", 128);
+    notes->push_back("MLA ranks of DeepSeek-V3");
+  }
   int64_t kv = IntCell(row, "kv_heads", heads);
   if (kv != heads) {
     Add(r, "--group-query-attention");
@@ -78,13 +148,7 @@ Status AddShape(const CalibrationRow& row, Recipe* r, std::vector<std::string>* 
   if (vocab <= 0) notes->push_back("vocab=51200 (GPT-2 BPE)");
   Add(r, "--vocab-size", vocab > 0 ? vocab : 51200);
   if (Contains(Lower(Cell(row, "model")), "llama")) Add(r, "--untie-embeddings-and-output-weights");
-  int64_t experts = IntCell(row, "moe_experts", 0);
-  if (experts > 0) {
-    Add(r, "--num-experts", experts);
-    Add(r, "--moe-router-topk", IntCell(row, "moe_topk", 2));
-    Add(r, "--moe-grouped-gemm");
-    Add(r, "--moe-token-dispatcher-type", "alltoall");
-  }
+  AddMoe(row, r, notes);
   return Status::Ok();
 }
 
@@ -107,14 +171,36 @@ Status AddParallelism(const CalibrationRow& row, Recipe* r, std::vector<std::str
   return Status::Ok();
 }
 
-void AddFeatures(const CalibrationRow& row, Recipe* r, std::vector<std::string>* notes) {
+// The low-precision recipe of a row: `precision` (BF16, FP8, FP8-CS, "FP8 (blockwise)", MXFP8,
+// NVFP4) and an optional `fp8_recipe` column. A bare "FP8" takes Megatron's default (delayed
+// scaling) before Blackwell and MXFP8 on Blackwell, whose tensor cores scale blocks natively.
+void AddPrecision(const CalibrationRow& row, const GpuSpec& gpu, Recipe* r, std::vector<std::string>* notes) {
   std::string precision = Lower(Cell(row, "precision"));
+  std::string recipe = Lower(Cell(row, "fp8_recipe"));
   Add(r, "--bf16");
-  if (Contains(precision, "fp8")) {
-    Add(r, "--fp8-format", "hybrid");
-    Add(r, "--fp8-param-gather");
-    notes->push_back("fp8-param-gather");
+  if (Contains(precision, "fp4")) {
+    Add(r, "--fp4-format", "e2m1");
+    Add(r, "--fp4-recipe", "nvfp4");
+    return;
   }
+  if (!Contains(precision, "fp8")) return;
+  std::string text = precision + " " + recipe;
+  std::string chosen;
+  if (Contains(text, "mxfp8")) chosen = "mxfp8";
+  else if (Contains(text, "block")) chosen = "blockwise";
+  else if (Contains(text, "cs") || Contains(text, "current") || Contains(text, "tensorwise")) chosen = "tensorwise";
+  else if (Contains(text, "delayed") || Contains(text, "ds")) chosen = "delayed";
+  else {
+    chosen = gpu.compute_capability_major >= 10 ? "mxfp8" : "delayed";
+    notes->push_back("fp8_recipe=" + chosen);
+  }
+  Add(r, "--fp8-format", chosen == "mxfp8" || chosen == "blockwise" ? "e4m3" : "hybrid");
+  Add(r, "--fp8-recipe", chosen);
+  Add(r, "--fp8-param-gather");
+  notes->push_back("fp8-param-gather");
+}
+
+void AddFeatures(const CalibrationRow& row, Recipe* r, std::vector<std::string>* notes) {
   std::string sp = Lower(Cell(row, "seq_parallel"));
   if (StartsWith(sp, "yes") || (sp.empty() && IntCell(row, "tp", 1) > 1)) {
     Add(r, "--sequence-parallel");
@@ -131,19 +217,45 @@ void AddFeatures(const CalibrationRow& row, Recipe* r, std::vector<std::string>*
   if (Contains(Cell(row, "notes"), "tp-comm-overlap") && IntCell(row, "tp", 1) > 1) {
     Add(r, "--tp-comm-overlap");
   }
+  if (Contains(Lower(Cell(row, "notes")), "cuda graph")) Add(r, "--cuda-graph-impl", "transformer_engine");
   if (PredatesFlashAttention(Cell(row, "source"))) {
     Add(r, "--attention-backend", "unfused");
     notes->push_back("unfused attention (2021-22 software)");
   }
 }
 
-void AddRecompute(Recipe* r, const std::string& choice) {
+// Megatron's --recompute-modules named in a row's recompute cell ("selective: norm, act",
+// "selective: layernorm, moe"); "" when it names none (Megatron's default, core_attn).
+std::string RecomputeModules(const CalibrationRow& row) {
+  std::string rc = Lower(Cell(row, "recompute"));
+  size_t colon = rc.find(':');
+  if (colon == std::string::npos) return "";
+  std::string list = rc.substr(colon + 1) + ",";
+  std::string out;
+  size_t start = 0;
+  for (size_t comma = list.find(','); comma != std::string::npos; comma = list.find(',', start)) {
+    std::string item = list.substr(start, comma - start);
+    start = comma + 1;
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    std::string module = item == "norm" || item == "layernorm" ? "layernorm"
+                         : item == "act" || item == "moe_act"  ? "moe_act"
+                         : item == "attn" || item == "core_attn" ? "core_attn"
+                         : item == "moe" || item == "mlp" || item == "shared_experts" ? item
+                                                                                      : "";
+    if (!module.empty()) out += (out.empty() ? "" : " ") + module;
+  }
+  return out;
+}
+
+void AddRecompute(Recipe* r, const std::string& choice, const std::string& modules) {
   if (choice == "full") {
     Add(r, "--recompute-granularity", "full");
     Add(r, "--recompute-method", "uniform");
     Add(r, "--recompute-num-layers", 1);
   } else if (choice == "selective") {
     Add(r, "--recompute-granularity", "selective");
+    if (!modules.empty()) Add(r, "--recompute-modules", modules);
   }
 }
 
@@ -190,7 +302,7 @@ Result<Candidate> BestCandidate(const CalibrationRow& row, const Recipe& base, c
         Recipe r = base;
         Add(&r, "--micro-batch-size", mbs);
         if (vpp > 1) Add(&r, "--num-virtual-stages-per-pipeline-rank", vpp);
-        AddRecompute(&r, rc);
+        AddRecompute(&r, rc, RecomputeModules(row));
         ATTUNE_ASSIGN_OR_RETURN(TrainingSetup setup,
                                 megatron::MegatronSimulationPlan(r, ToClusterInfo(cluster), world));
         if (setup.refusal) {
@@ -212,6 +324,26 @@ Result<Candidate> BestCandidate(const CalibrationRow& row, const Recipe& base, c
   return *std::move(best);
 }
 
+// Rows whose network or software the model does not represent, said plainly rather than scored
+// against a different computation: sliding-window, linear or Mamba layers, and frameworks other than Megatron-Core based ones
+// (their schedules, kernels and overlaps differ; MT-NLG's Megatron-DeepSpeed is kept as before).
+Status CheckRepresentable(const CalibrationRow& row) {
+  std::string attention = Lower(Cell(row, "attention"));
+  for (const char* other : {"sliding", "linear", "mamba", "hybrid"}) {
+    if (Contains(attention, other)) {
+      return Status::InvalidArgument("not modelled: attention '" + Cell(row, "attention") +
+                                     "' (only full softmax attention is)");
+    }
+  }
+  std::string framework = Lower(Cell(row, "framework"));
+  if (framework.empty()) return Status::Ok();
+  for (const char* megatron_like : {"megatron", "nemo", "mcore", "m-core"}) {
+    if (Contains(framework, megatron_like)) return Status::Ok();
+  }
+  return Status::InvalidArgument("not modelled: framework '" + Cell(row, "framework") +
+                                 "' is not Megatron-Core based");
+}
+
 }  // namespace
 
 Result<RowModel> ModelFromCalibrationRow(const CalibrationRow& row) {
@@ -219,6 +351,7 @@ Result<RowModel> ModelFromCalibrationRow(const CalibrationRow& row) {
     return Status::InvalidArgument(
         "not modelled: MegaScale's own system (parallel blocks, sliding-window attention, LAMB)");
   }
+  ATTUNE_RETURN_IF_ERROR(CheckRepresentable(row));
   auto gpu = FindGpu(Cell(row, "gpu"));
   if (!gpu) return Status::InvalidArgument("not modelled: unknown GPU '" + Cell(row, "gpu") + "'");
   int world = static_cast<int>(IntCell(row, "num_gpus", 0));
@@ -228,6 +361,7 @@ Result<RowModel> ModelFromCalibrationRow(const CalibrationRow& row) {
   recipe.stack = "megatron";
   ATTUNE_RETURN_IF_ERROR(AddShape(row, &recipe, &out.assumptions));
   ATTUNE_RETURN_IF_ERROR(AddParallelism(row, &recipe, &out.assumptions));
+  AddPrecision(row, *gpu, &recipe, &out.assumptions);
   AddFeatures(row, &recipe, &out.assumptions);
   recipe.env.push_back({"CUDA_DEVICE_MAX_CONNECTIONS", "1"});
   out.cluster = RowCluster(row, *gpu, world);

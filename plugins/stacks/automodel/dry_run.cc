@@ -1,7 +1,6 @@
 #include "dry_run.h"
 
 #include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "attune/support/printf.h"
 #include "attune/support/torch_text.h"
 #include "config_view.h"
 
@@ -99,19 +99,6 @@ std::string StripRuleId(const std::string& message) {
   return message;
 }
 
-__attribute__((format(printf, 1, 2))) std::string Format(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  va_list copy;
-  va_copy(copy, args);
-  int n = std::vsnprintf(nullptr, 0, format, copy);
-  va_end(copy);
-  std::string out(static_cast<size_t>(std::max(0, n)) + 1, '\0');
-  std::vsnprintf(out.data(), out.size(), format, args);
-  va_end(args);
-  out.resize(static_cast<size_t>(std::max(0, n)));
-  return out;
-}
 
 }  // namespace
 
@@ -222,6 +209,7 @@ Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Kn
     f.recompute_layers = 1;
   } else if (ac == "selective") {
     f.recompute = sim::Recompute::kSelective;
+    f.recompute_core_attn = true;
   }
   std::string attn = view.Get("model.backend.attn").value_or("te");
   f.flash_attention = attn != "eager";
@@ -231,7 +219,9 @@ Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Kn
   f.dispatcher = dispatcher == "deepep" || dispatcher == "hybridep" ? sim::Dispatcher::kFlex
                                                                   : sim::Dispatcher::kAlltoall;
   f.fp8 = view.GetBool("fp8.enabled", false);
+  f.add_bias_linear = false;  // the Llama/Mistral/Qwen families AutoModel trains have no linear bias
   f.cuda_graphs = false;
+  f.compiled = view.GetBool("compile.enabled", false) || view.GetBool("distributed.enable_compile", false);
 
   sim::RunControl& r = plan.run;
   r.train_iters = view.GetInt("step_scheduler.max_steps", 100);
@@ -276,10 +266,10 @@ std::string RenderAutoModelLog(const Recipe& recipe, const sim::SimulatedRun& ru
     return text;
   }
   const sim::Parallelism& p = plan.par;
-  line("root", Format("Distributed: world_size %d, dp %d, tp %d, cp %d, pp %d, ep %d", p.world,
+  line("root", support::StrFormat("Distributed: world_size %d, dp %d, tp %d, cp %d, pp %d, ep %d", p.world,
                       p.dp, p.tp, p.cp, p.pp, p.ep));
   double params = run.params_first_stage_per_gpu + run.params_expert_per_gpu;
-  line("root", Format("Model parameters on rank 0 after sharding: %lld", static_cast<long long>(params)));
+  line("root", support::StrFormat("Model parameters on rank 0 after sharding: %lld", static_cast<long long>(params)));
   now = run.start_s + run.startup_s;
   line("root", "Starting training");
   if (run.end == sim::SimEnd::kOutOfMemory) {
@@ -296,7 +286,7 @@ std::string RenderAutoModelLog(const Recipe& recipe, const sim::SimulatedRun& ru
     const sim::SimIteration& it = run.iterations[k];
     now += it.seconds;
     double tps = tokens / std::max(1e-9, it.seconds);
-    line("root", Format("step %lld | epoch 0 | loss %.4f | grad_norm %.4f | lr %.2e | mem %.2f GiB | "
+    line("root", support::StrFormat("step %lld | epoch 0 | loss %.4f | grad_norm %.4f | lr %.2e | mem %.2f GiB | "
                         "tps %.2f(%.2f/gpu) | num_label_tokens %lld",
                         static_cast<long long>(k + 1), it.loss, it.grad_norm, it.learning_rate, mem_gib,
                         tps, tps / per_gpu_divisor, static_cast<long long>(tokens)));

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <map>
 
-#include <cstdarg>
 #include <cstdio>
 
+#include "attune/support/printf.h"
 #include "attune/support/torch_text.h"
 #include "sim_mapping.h"
 
@@ -23,20 +23,6 @@ using sim::SimulatedRun;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr const char* kRoot = "/workspace/megatron-lm";
 
-// printf into a std::string (plugins link only attune::api, so no fmt).
-__attribute__((format(printf, 1, 2))) std::string F(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  va_list copy;
-  va_copy(copy, args);
-  int n = std::vsnprintf(nullptr, 0, format, copy);
-  va_end(copy);
-  std::string out(static_cast<size_t>(std::max(0, n)) + 1, '\0');
-  std::vsnprintf(out.data(), out.size(), format, args);
-  va_end(args);
-  out.resize(static_cast<size_t>(std::max(0, n)));
-  return out;
-}
 
 long long LL(int64_t v) { return static_cast<long long>(v); }
 
@@ -104,7 +90,7 @@ void LogWriter::DatetimeMarker(const std::string& marker) {
 
 void LogWriter::WorldSizeLine() {
   const Parallelism& p = setup_.par;
-  Line(F("using world size: %d, data-parallel size: %d, context-parallel size: %d, "
+  Line(support::StrFormat("using world size: %d, data-parallel size: %d, context-parallel size: %d, "
                    "hierarchical context-parallel sizes: None, tensor-model-parallel size: %d, "
                    "pipeline-model-parallel size: %d",
                    p.world, p.dp, p.cp, p.tp, p.pp));
@@ -128,18 +114,18 @@ void LogWriter::Startup(double setup_s) {
   }
   Line("-------------------- end of arguments ---------------------");
   Line("> initializing torch distributed ...");
-  Line(F("> initialized tensor model parallel with size %d", p.tp));
-  Line(F("> initialized pipeline model parallel with size %d", p.pp));
-  Line(F("> setting random seeds to %lld ...", LL(setup_.run.seed)));
+  Line(support::StrFormat("> initialized tensor model parallel with size %d", p.tp));
+  Line(support::StrFormat("> initialized pipeline model parallel with size %d", p.pp));
+  Line(support::StrFormat("> setting random seeds to %lld ...", LL(setup_.run.seed)));
   int64_t dummy = setup_.model.vocab - setup_.model.vocab_unpadded;
-  Line(F(" > padded vocab (size: %lld) with %lld dummy tokens (new size: %lld)",
+  Line(support::StrFormat(" > padded vocab (size: %lld) with %lld dummy tokens (new size: %lld)",
           LL(setup_.model.vocab_unpadded), LL(std::max<int64_t>(0, dummy)), LL(setup_.model.vocab)));
   Advance(setup_s * 0.4);
   DatetimeMarker("after megatron is initialized");
   for (int stage = 0; stage < p.pp; ++stage) {
     double params = stage == 0 ? run_.params_first_stage_per_gpu : run_.params_last_stage_per_gpu;
     for (int t = 0; t < p.tp; ++t) {
-      Line(F(" > number of parameters on (tensor, gtp_weight_remat, pipeline) model "
+      Line(support::StrFormat(" > number of parameters on (tensor, gtp_weight_remat, pipeline) model "
              "parallel rank (%d, 0, %d): %lld",
              t, stage, LL(static_cast<int64_t>(params + run_.params_expert_per_gpu))));
     }
@@ -159,29 +145,29 @@ void LogWriter::IterationLine(int64_t iteration, double interval_s, int64_t inte
   double n = static_cast<double>(std::max<int64_t>(1, interval_iters));
   double ms = interval_s * 1000.0 / n;
   std::string out = " [" + FormatTimestamp(now_) + "]";
-  out += F(" iteration %8lld/%8lld |", LL(iteration),
+  out += support::StrFormat(" iteration %8lld/%8lld |", LL(iteration),
            LL(run.train_iters > 0 ? run.train_iters : run.IterationsToRun()));
-  out += F(" consumed samples: %12lld |", LL(iteration * setup_.par.global_batch));
-  out += F(" elapsed time per iteration (ms): %.1f |", ms);
+  out += support::StrFormat(" consumed samples: %12lld |", LL(iteration * setup_.par.global_batch));
+  out += support::StrFormat(" elapsed time per iteration (ms): %.1f |", ms);
   if (run.log_throughput) {
-    out += F(" throughput per GPU (TFLOP/s/GPU): %.1f |",
+    out += support::StrFormat(" throughput per GPU (TFLOP/s/GPU): %.1f |",
              run_.model_flops_per_iteration / (ms / 1000.0) / 1e12 / setup_.par.world);
   }
-  out += F(" learning rate: %.6E |", last.learning_rate);
-  out += F(" global batch size: %5lld |", LL(setup_.par.global_batch));
-  out += F(" lm loss: %.6E |", loss_sum / n);
-  if (aux_sum > 0) out += F(" load_balancing_loss: %.6E |", aux_sum / n);
-  out += F(" loss scale: %.1f |", setup_.feat.fp16 ? 65536.0 : 1.0);
-  out += F(" grad norm: %.3f |", last.grad_norm);
-  out += F(" number of skipped iterations: %3d |", 0);
-  out += F(" number of nan iterations: %3d |", 0);
+  out += support::StrFormat(" learning rate: %.6E |", last.learning_rate);
+  out += support::StrFormat(" global batch size: %5lld |", LL(setup_.par.global_batch));
+  out += support::StrFormat(" lm loss: %.6E |", loss_sum / n);
+  if (aux_sum > 0) out += support::StrFormat(" load_balancing_loss: %.6E |", aux_sum / n);
+  out += support::StrFormat(" loss scale: %.1f |", setup_.feat.fp16 ? 65536.0 : 1.0);
+  out += support::StrFormat(" grad norm: %.3f |", last.grad_norm);
+  out += support::StrFormat(" number of skipped iterations: %3d |", 0);
+  out += support::StrFormat(" number of nan iterations: %3d |", 0);
   Line(out);
 }
 
 void LogWriter::MemoryReport(int64_t iteration) {
   const Parallelism& p = setup_.par;
   const SimStageMemory& worst = run_.memory.worst;
-  Line(F("Theoretical memory footprints: weight and optimizer=%.2f MB, "
+  Line(support::StrFormat("Theoretical memory footprints: weight and optimizer=%.2f MB, "
           "activation=%.2f MB, total=%.2f MB",
                    worst.weight_optimizer_b / kMiB, worst.activation_b / kMiB,
                    (worst.weight_optimizer_b + worst.activation_b) / kMiB));
@@ -193,7 +179,7 @@ void LogWriter::MemoryReport(int64_t iteration) {
       for (int t = 0; t < p.tp; ++t) {
         int rank = t + p.tp * (c + p.cp * (p.dp * stage));
         const SimStageMemory& m = stages[std::min<size_t>(stage, stages.size() - 1)];
-        Line(F("[Rank %d] (after %lld iterations) memory (MB) | allocated: %.2f | "
+        Line(support::StrFormat("[Rank %d] (after %lld iterations) memory (MB) | allocated: %.2f | "
                "max allocated: %.2f | reserved: %.2f | max reserved: %.2f",
                rank, LL(iteration), m.weight_optimizer_b / kMiB, m.max_allocated_b / kMiB,
                          m.max_reserved_b / kMiB, m.max_reserved_b / kMiB));
@@ -229,7 +215,7 @@ void LogWriter::Iterations() {
 
 void LogWriter::Finish(bool exit_interval_reached) {
   if (exit_interval_reached) {
-    Line(F("[exiting program at iteration %lld] datetime: %s ", LL(setup_.run.IterationsToRun()),
+    Line(support::StrFormat("[exiting program at iteration %lld] datetime: %s ", LL(setup_.run.IterationsToRun()),
            FormatTimestamp(now_).c_str()));
   } else {
     DatetimeMarker("after training is done");
@@ -241,7 +227,7 @@ void LogWriter::Traceback(const std::vector<std::pair<std::string, std::string>>
   int line = 300;
   for (const auto& [where, code] : frames) {
     auto colon = where.find(':');
-    Line(F("  File \"%s/%s\", line %d, in %s", kRoot, where.substr(0, colon).c_str(), line,
+    Line(support::StrFormat("  File \"%s/%s\", line %d, in %s", kRoot, where.substr(0, colon).c_str(), line,
            where.substr(colon + 1).c_str()));
     Line("    " + code);
     line += 137;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 #include "sim_rules.h"
 
@@ -13,6 +14,7 @@ namespace {
 
 using sim::Dispatcher;
 using sim::Features;
+using sim::Fp8Recipe;
 using sim::ModelShape;
 using sim::Parallelism;
 using sim::Recompute;
@@ -85,7 +87,9 @@ void ReadModel(FlagReader& r, SimSetup* s) {
   m.topk = r.Int("--moe-router-topk", 2);
   m.moe_ffn_hidden = r.Int("--moe-ffn-hidden-size", m.ffn_hidden);
   m.shared_expert_hidden = r.Int("--moe-shared-expert-intermediate-size", 0);
-  m.moe_layer_freq = std::max<int64_t>(1, r.Int("--moe-layer-freq", 1));
+  std::string freq = r.Str("--moe-layer-freq", "1");
+  bool pattern = !freq.empty() && (freq[0] == '(' || freq[0] == '[');
+  m.moe_layer_freq = pattern ? 1 : std::max<int64_t>(1, r.Int("--moe-layer-freq", 1));
   m.moe_aux_loss_coeff = r.Double("--moe-aux-loss-coeff", 0.0);
 }
 
@@ -121,6 +125,7 @@ void ReadFeatures(FlagReader& r, SimSetup* s) {
   Features& f = s->feat;
   f.sequence_parallel = r.Switch("--sequence-parallel") && s->par.tp > 1;
   f.distributed_optimizer = r.Switch("--use-distributed-optimizer");
+  f.fsdp = r.Switch("--use-megatron-fsdp") || r.Switch("--use-torch-fsdp2");
   f.overlap_grad_reduce = r.Switch("--overlap-grad-reduce");
   f.overlap_param_gather = r.Switch("--overlap-param-gather");
   f.tp_comm_overlap = r.Switch("--tp-comm-overlap");
@@ -146,6 +151,77 @@ void ReadFeatures(FlagReader& r, SimSetup* s) {
                                                                          : RecomputeMethod::kUniform;
   f.recompute_layers = static_cast<int>(r.Int("--recompute-num-layers", 0));
   f.cuda_graph_warmup_steps = static_cast<int>(r.Int("--cuda-graph-warmup-steps", 3));
+}
+
+// Ones in Megatron's list form of --moe-layer-freq: "([0]*3+[1]*58)" or "[0,1,1,1]"; -1 when the
+// text is neither.
+int64_t MoeLayersInPattern(const std::string& text) {
+  if (text.empty() || (text[0] != '(' && text[0] != '[')) return -1;
+  int64_t ones = 0;
+  size_t i = 0;
+  while ((i = text.find('[', i)) != std::string::npos) {
+    size_t close = text.find(']', i);
+    if (close == std::string::npos) return -1;
+    std::string items = text.substr(i + 1, close - i - 1);
+    int64_t in_list = static_cast<int64_t>(std::count(items.begin(), items.end(), '1'));
+    int64_t repeat = 1;
+    if (close + 1 < text.size() && text[close + 1] == '*') {
+      repeat = std::atoll(text.c_str() + close + 2);
+    }
+    ones += in_list * repeat;
+    i = close + 1;
+  }
+  return ones;
+}
+
+// The FP8/FP4 recipe, multi-latent attention, bias and MoE switches, in Megatron's spellings
+// (megatron/core/transformer/transformer_config.py).
+void ReadPrecisionAndMoe(FlagReader& r, SimSetup* s) {
+  Features& f = s->feat;
+  s->model.moe_layers_from_pattern = MoeLayersInPattern(r.Str("--moe-layer-freq", ""));
+  ModelShape& m = s->model;
+  m.mla = r.Switch("--multi-latent-attention");
+  if (m.mla) {
+    m.q_lora_rank = r.Int("--q-lora-rank", 0);
+    m.kv_lora_rank = r.Int("--kv-lora-rank", 512);
+    m.qk_head_dim = r.Int("--qk-head-dim", 128);
+    m.qk_pos_emb_head_dim = r.Int("--qk-pos-emb-head-dim", 64);
+    m.v_head_dim = r.Int("--v-head-dim", 128);
+  }
+  std::string recipe = r.Str("--fp8-recipe", "delayed");
+  f.fp8_recipe = recipe == "tensorwise" ? Fp8Recipe::kTensorwise
+                 : recipe == "blockwise" ? Fp8Recipe::kBlockwise
+                 : recipe == "mxfp8"     ? Fp8Recipe::kMxfp8
+                                         : Fp8Recipe::kDelayed;
+  f.fp4 = r.Switch("--fp4-format");
+  f.fp4_param_gather = f.fp4 && r.Switch("--fp4-param-gather");
+  if (r.Switch("--first-last-layers-bf16") && f.LowPrecision()) {
+    f.bf16_layers_at_start = static_cast<int>(r.Int("--num-layers-at-start-in-bf16", 1));
+    f.bf16_layers_at_end = static_cast<int>(r.Int("--num-layers-at-end-in-bf16", 1));
+  }
+  f.add_bias_linear = !r.Switch("--disable-bias-linear");
+  f.moe_shared_expert_overlap = r.Switch("--moe-shared-expert-overlap");
+  f.moe_capacity_factor = r.Double("--moe-expert-capacity-factor", 0.0);
+  f.moe_permute_fusion = r.Switch("--moe-permute-fusion");
+  f.moe_force_balance = r.Switch("--moe-router-force-load-balancing");
+  f.moe_pad_to_capacity = r.Switch("--moe-pad-expert-input-to-capacity") && f.moe_capacity_factor > 0;
+  if (f.recompute == Recompute::kSelective) {
+    std::string modules = r.Str("--recompute-modules", "core_attn");
+    std::vector<std::string> names;
+    size_t start = 0;
+    while (start <= modules.size()) {
+      size_t end = modules.find(' ', start);
+      if (end == std::string::npos) end = modules.size();
+      names.push_back(modules.substr(start, end - start));
+      start = end + 1;
+    }
+    auto has = [&](const char* m) { return std::find(names.begin(), names.end(), m) != names.end(); };
+    f.recompute_core_attn = has("core_attn");
+    f.recompute_layernorm = has("layernorm");
+    f.recompute_moe_act = has("moe_act");
+    f.recompute_moe = has("moe");
+    f.recompute_mlp = has("mlp");
+  }
 }
 
 void ReadRun(FlagReader& r, SimSetup* s) {
@@ -191,6 +267,7 @@ Result<SimSetup> ReadSimSetup(const Recipe& recipe, int world) {
   ReadModel(reader, &s);
   ReadParallelism(reader, &s, world);
   ReadFeatures(reader, &s);
+  ReadPrecisionAndMoe(reader, &s);
   ReadRun(reader, &s);
   int64_t padded = reader.Int("--padded-vocab-size", 0);
   s.model.vocab = padded > 0 ? padded

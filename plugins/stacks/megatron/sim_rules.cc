@@ -8,6 +8,7 @@ namespace {
 
 using sim::Dispatcher;
 using sim::Features;
+using sim::Fp8Recipe;
 using sim::ModelShape;
 using sim::Parallelism;
 using sim::RaisedAt;
@@ -178,7 +179,7 @@ std::optional<ArgumentError> Experts(const SimSetup& s, const ClusterInfo&) {
     return Assert("Number of experts should be a multiple of expert model parallel_size.");
   }
   if (p.etp > 1 && !s.Has("--disable-bias-linear")) {
-    return ValueErr("Bias in Moe is only supported when ETP==1");
+    return Assert("Bias in Moe is only supported when ETP==1");
   }
   int64_t grid = int64_t{p.etp} * p.ep * p.pp;
   if (p.world % grid != 0) {
@@ -197,6 +198,21 @@ std::optional<ArgumentError> Experts(const SimSetup& s, const ClusterInfo&) {
 }
 
 std::optional<ArgumentError> Fp8Support(const SimSetup& s, const ClusterInfo& c) {
+  // MXFP8 and NVFP4 need Blackwell's block-scaled tensor cores (Transformer Engine's
+  // _compute_mxfp8_support / _compute_nvfp4_support).
+  bool blackwell = c.compute_capability_major >= 10;
+  if (s.feat.fp8 && s.feat.fp8_recipe == Fp8Recipe::kMxfp8 && !blackwell) {
+    return ArgumentError{"RuntimeError",
+                         "Device compute capability 10.0 or higher required for MXFP8 execution.",
+                         "transformer_engine/pytorch/quantization.py", "check_recipe_support",
+                         RaisedAt::kStartup};
+  }
+  if (s.feat.fp4 && !blackwell) {
+    return ArgumentError{"RuntimeError",
+                         "Device compute capability 10.0 or higher required for NVFP4 execution.",
+                         "transformer_engine/pytorch/quantization.py", "check_nvfp4_support",
+                         RaisedAt::kStartup};
+  }
   if (!s.feat.fp8 || c.compute_capability_major >= 9) return std::nullopt;
   return ArgumentError{"AssertionError",
                        "Device compute capability 8.9 or higher required for FP8 execution.",
