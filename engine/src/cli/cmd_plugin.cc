@@ -33,7 +33,26 @@ const LoadedPlugin* FindAnyKind(const PluginHost& host, const std::string& name)
   return nullptr;
 }
 
-int UnknownCommand(Env& env, const PluginHost& host, const std::string& word) {
+int UnknownCommand(Env& env, const PluginHost& host, const std::string& word,
+                   const std::vector<std::string>& args) {
+  // A command group ("stack", "log", ...) with a subcommand it does not have: name the group's.
+  std::vector<std::string> subcommands;
+  for (const Command& c : Commands()) {
+    std::string name(c.name);
+    size_t space = name.find(' ');
+    if (space != std::string::npos && name.substr(0, space) == word) subcommands.push_back(name.substr(space + 1));
+  }
+  if (!subcommands.empty()) {
+    std::string sub = args.empty() ? std::string() : args[0];
+    std::string nearest = sub.empty() ? std::string() : NearestName(sub, subcommands);
+    std::string list;
+    for (const auto& s : subcommands) list += (list.empty() ? "" : ", ") + s;
+    *env.err << "attune " << word << ": "
+             << (sub.empty() ? std::string("missing command") : "unknown command '" + sub + "'")
+             << (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") << "; the " << word
+             << " commands are " << list << " (attune --help)\n";
+    return kExitUsage;
+  }
   std::vector<std::string> names;
   for (const Command& c : Commands()) names.push_back(std::string(c.name).substr(0, std::string(c.name).find(' ')));
   for (const LoadedPlugin* p : host.List()) names.push_back(p->name);
@@ -56,7 +75,7 @@ int RunPluginCommand(const std::string& name, const std::vector<std::string>& ar
   auto host = LoadPlugins(env, {});
   if (!host.ok()) return ReportError(env, name, host.status(), false);
   const LoadedPlugin* loaded = FindAnyKind(**host, name);
-  if (loaded == nullptr) return UnknownCommand(env, **host, name);
+  if (loaded == nullptr) return UnknownCommand(env, **host, name, args);
   auto plugin = CreateAny(**host, *loaded, CliPluginContext(env));
   if (!plugin.ok()) return ReportError(env, name, plugin.status(), false);
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {

@@ -87,6 +87,11 @@ TEST_CASE("attune --help lists the commands and exit codes", "[cli]") {
   CHECK_THAT(o.out, Catch::Contains("validate WORKFLOW"));
   CHECK_THAT(o.out, Catch::Contains("exit codes:"));
   CHECK(Attune(s, "no-such-command").code == 2);
+  // A command group with a subcommand it lacks names the group's commands, not the group.
+  Outcome sub = Attune(s, "stack shwo megatron");
+  CHECK(sub.code == 2);
+  CHECK_THAT(sub.err, Catch::Contains("attune stack: unknown command 'shwo' (did you mean 'show'?)") &&
+                          Catch::Contains("the stack commands are show, check"));
 }
 
 TEST_CASE("validate of a broken workflow exits 2 with file:line:col and a suggestion", "[cli]") {
