@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -19,6 +20,27 @@ extern char** environ;
 
 namespace attune::support {
 namespace {
+
+// write(2) to a pipe whose reader may be gone (a program that exits without reading its stdin):
+// EPIPE instead of a SIGPIPE that would end the calling process wherever SIGPIPE is not ignored
+// (tests, tools; `attune run` ignores it). The signal write(2) raises is directed at this thread,
+// so blocking it here and consuming it keeps it from ever being delivered.
+ssize_t WriteNoSigpipe(int fd, const char* data, size_t size) {
+  sigset_t pipe_only, old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  ssize_t n = write(fd, data, size);
+  int saved = errno;
+  if (n < 0 && errno == EPIPE) {
+    timespec now{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &now) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return n;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -108,7 +130,7 @@ bool Exchange(Fds& fds, const ProcessOptions& options, Clock::time_point deadlin
       }
     }
     if (ready > 0 && p[2].fd >= 0 && p[2].revents != 0) {
-      ssize_t n = write(p[2].fd, input.data() + written, input.size() - written);
+      ssize_t n = WriteNoSigpipe(p[2].fd, input.data() + written, input.size() - written);
       if (n > 0) written += static_cast<size_t>(n);
       if ((n < 0 && errno != EINTR && errno != EAGAIN) || written == input.size()) fds.Close(1);
     }

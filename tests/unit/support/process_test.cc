@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -23,6 +24,20 @@ TEST_CASE("RunProcess captures both streams and the exit status", "[support][pro
   CHECK(r->err == "err\n");
   CHECK_FALSE(r->timed_out);
   CHECK(r->signal == 0);
+}
+
+TEST_CASE("a program that exits without reading its stdin does not kill the caller with SIGPIPE",
+          "[support][process]") {
+  // Default disposition, as in a test or a tool that does not ignore SIGPIPE (`attune run` does).
+  auto previous = std::signal(SIGPIPE, SIG_DFL);
+  ProcessOptions options;
+  options.input = std::string(4 << 20, 'x');  // far more than a pipe holds
+  for (int i = 0; i < 5; ++i) {
+    auto r = RunProcess({"/bin/sh", "-c", "exit 3"}, options);
+    REQUIRE(r.ok());
+    CHECK(r->exit_code == 3);
+  }
+  std::signal(SIGPIPE, previous);
 }
 
 TEST_CASE("RunProcess feeds stdin, or /dev/null without input", "[support][process]") {
