@@ -177,8 +177,7 @@ Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Kn
 
   sim::ParallelPlan plan;
   plan.model = *shape;
-  Topology topology = recipe.topology;
-  Mesh mesh = ReadMesh(view, topology);
+  Mesh mesh = ReadMesh(view, recipe.topology);
   sim::Parallelism& p = plan.par;
   p.world = world;
   p.tp = static_cast<int>(mesh.tp);
@@ -238,9 +237,7 @@ Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Kn
   r.distributed_timeout_min = static_cast<double>(view.GetInt("dist_env.timeout_minutes", 10));
 
   plan.objective_key = ObjectiveKey(recipe, knowledge);
-  Recipe placed = recipe;
-  placed.topology = topology;
-  if (Status valid = ValidateRecipe(placed, knowledge); !valid.ok()) {
+  if (Status valid = ValidateRecipe(recipe, knowledge); !valid.ok()) {
     plan.refusal = sim::PlanRefusal{"ValueError", StripRuleId(valid.message()),
                                     "nemo_automodel/components/distributed/init_utils.py",
                                     "initialize_distributed", sim::RaisedAt::kStartup};
