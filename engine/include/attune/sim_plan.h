@@ -61,6 +61,11 @@ struct ModelShape {
   bool mla = false;
   int64_t q_lora_rank = 0, kv_lora_rank = 512, qk_head_dim = 128, qk_pos_emb_head_dim = 64;
   int64_t v_head_dim = 128;
+  // Sliding-window attention (Mistral, Gemma, gpt-oss): in `windowed_layers` of the layers a query
+  // attends to at most `attention_window` earlier tokens; the other layers attend to the whole
+  // sequence. attention_window 0: full attention in every layer.
+  int64_t attention_window = 0;
+  int64_t windowed_layers = 0;
 
   int64_t MoeLayers() const {
     if (experts <= 0) return 0;
@@ -166,11 +171,34 @@ struct PlanRefusal {
   RaisedAt raised_at = RaisedAt::kStartup;
 };
 
+// Generation before training, as RL post-training runs it (slime: SGLang engines generate the
+// rollout, Megatron trains on it, the new weights go back to the engines). One iteration of such a
+// plan is one rollout: generate, train `train_steps` optimizer steps on what was generated, update
+// the engines' weights. `prompts` 0: no generation phase (pre-training, fine-tuning).
+struct RolloutPlan {
+  int64_t prompts = 0;              // prompts per rollout
+  int64_t samples_per_prompt = 1;
+  int64_t prompt_tokens = 0;        // mean prompt length
+  int64_t response_tokens = 0;      // mean generated length
+  int64_t max_response_tokens = 0;  // the cap; the longest response bounds the phase
+  int gpus = 0;                     // GPUs serving generation (the training GPUs when colocated)
+  int gpus_per_engine = 1;          // one engine's tensor-parallel size
+  double mem_fraction = 0.9;        // share of GPU memory an engine takes for weights + KV cache
+  int64_t max_concurrency = 0;      // requests in flight per engine (0: as many as the KV cache holds)
+  bool colocated = false;           // generation and training take turns on the same GPUs
+  bool overlapped = false;          // the next rollout generates while this one trains (async)
+  int64_t train_steps = 1;          // optimizer steps per rollout
+
+  bool enabled() const { return prompts > 0; }
+  int64_t Samples() const { return prompts * samples_per_prompt; }
+};
+
 struct ParallelPlan {
   ModelShape model;
   Parallelism par;
   Features feat;
   RunControl run;
+  RolloutPlan rollout;
   // A canonical string of everything that defines the training objective (seed, data, batch,
   // schedule, model, precision recipe; never a parallel size or a speed switch). The simulated
   // loss curve is a function of it, so a throughput lever leaves the losses bit-identical and
@@ -208,6 +236,22 @@ struct SimIteration {
   double aux_loss = 0;         // MoE load-balancing loss (0 when not logged)
   double grad_norm = 0;
   double learning_rate = 0;
+  // Plans with a rollout phase: seconds = rollout_s (0 when overlapped and hidden) + train_s +
+  // weight_update_s.
+  double rollout_s = 0;        // generation, as the trainer waits for it
+  double train_s = 0;          // the optimizer steps of this rollout
+  double weight_update_s = 0;  // new weights to the engines (and the memory hand-over if colocated)
+};
+
+// The generation phase of a plan with a rollout: one engine's view.
+struct SimRollout {
+  int engines = 0;
+  double weights_per_gpu_b = 0;      // an engine's weights on one of its GPUs
+  double kv_cache_tokens = 0;        // tokens its KV cache holds
+  int64_t concurrency = 0;           // requests in flight
+  double decode_tokens_per_s = 0;    // generated tokens per second, all requests together
+  bool fits = true;                  // the weights fit in the engine's memory share
+  double generated_tokens = 0;       // per rollout, all engines
 };
 
 enum class SimEnd {
@@ -237,6 +281,7 @@ struct SimulatedRun {
   double params_last_stage_per_gpu = 0;
   double params_expert_per_gpu = 0;
   SimMemory memory;
+  SimRollout rollout;          // plan.rollout.enabled() only
   SimEnd end = SimEnd::kFinished;
   double failure_s = 0;        // when the failure text appears (kRefused, kOutOfMemory,
                                // kNcclTimeout, kNodeFailure)
