@@ -1,92 +1,20 @@
+// Copyright attune authors.
+//
+// The step-time model (docs/sim.md): one layer's forward cost, forward + backward + recompute of
+// a stage's layers, the pipeline schedule, data-parallel communication and the optimizer. The
+// MoE terms are in moe_model.cc; the shared terms in perf_terms.h.
 #include "perf_model.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "perf_terms.h"
+
 namespace attune::sim {
+// The step model's own terms (perf_terms.h), used unqualified in its two files.
+using namespace step_internal;  // NOLINT(build/namespaces)
+
 namespace {
-
-// Share of HBM bandwidth that streaming (elementwise) kernels reach.
-constexpr double kHbmEfficiency = 0.8;
-// Host time per kernel with CUDA graphs, relative to eager launches.
-constexpr double kGraphHostShare = 0.1;
-// torch.compile (AutoModel's compile.enabled) fuses the elementwise chains between GEMMs and
-// launches fewer, larger kernels: assumed, not fitted (no calibration row runs compiled), a third
-// less elementwise traffic and 60% of the eager host time.
-constexpr double kCompiledElementwiseShare = 0.67;
-constexpr double kCompiledHostShare = 0.6;
-constexpr double kBytesBf16 = 2;
-// Fixed cost of one expert GEMM launched from SequentialMLP's Python loop.
-constexpr double kSequentialExpertKernelS = 10e-6;
-
-// Large-GEMM efficiency by generation (the order cuBLAS reaches on big BF16 shapes; the A100
-// value is fitted to the A100 calibration rows; docs/sim.md).
-double GemmPeakFraction(const GpuSpec& gpu, const ModelFactors& f) {
-  if (gpu.compute_capability_major <= 8) return 0.72;
-  if (gpu.compute_capability_major == 9) return 0.72;
-  return f.blackwell_gemm_efficiency;
-}
-
-// What the GEMMs of a layer run in (attention, elementwise and communication stay BF16).
-enum class GemmPrecision { kBf16, kFp8, kFp4 };
-
-struct Ctx {
-  const TrainingSetup& s;
-  const ClusterSpec& c;
-  const ModelFactors& f;
-  double b, seq, cp, tp, tokens;  // tokens = b·s/CP handled by one GPU per micro-batch
-  double peak, hbm;               // BF16 FLOP/s, bytes/s
-  GemmPrecision prec = GemmPrecision::kBf16;
-  double moe_load = 1;            // busiest EP rank's routed load relative to balanced
-  double ew = 1;                  // elementwise_traffic, less under torch.compile
-
-  Ctx(const TrainingSetup& setup, const ClusterSpec& cluster, const ModelFactors& factors)
-      : s(setup), c(cluster), f(factors) {
-    b = static_cast<double>(setup.par.micro_batch);
-    seq = static_cast<double>(setup.model.seq_length);
-    cp = setup.par.cp;
-    tp = setup.par.tp;
-    tokens = b * seq / cp;
-    peak = cluster.gpu.peak_bf16_tflops * 1e12;
-    hbm = cluster.gpu.hbm_tb_s * 1e12 * kHbmEfficiency;
-    if (setup.feat.fp4 && cluster.gpu.peak_fp4_tflops > 0) prec = GemmPrecision::kFp4;
-    else if (setup.feat.fp8 && cluster.gpu.peak_fp8_tflops > 0) prec = GemmPrecision::kFp8;
-    moe_load = MoeBusiestLoad(setup, factors);
-    ew = factors.elementwise_traffic * (setup.feat.compiled ? kCompiledElementwiseShare : 1.0);
-  }
-};
-
-double Sat(double x, double half) { return x / (x + half); }
-
-// Bytes per element of a GEMM operand in the layer's precision: FP8 1, NVFP4 half a byte plus
-// one FP8 scale per 16 values.
-double OperandBytes(GemmPrecision p) {
-  switch (p) {
-    case GemmPrecision::kFp8: return 1.0;
-    case GemmPrecision::kFp4: return 0.5 + 1.0 / 16;
-    case GemmPrecision::kBf16: break;
-  }
-  return kBytesBf16;
-}
-
-// Seconds for one forward GEMM (m×k)·(k×n): the larger of its tensor-core time (peak of the
-// precision × large-GEMM efficiency × σ per dimension) and the time to stream its operands and
-// BF16 output through HBM (the roofline; small per-expert GEMMs reach it).
-double GemmTime(const Ctx& x, double m, double n, double k) {
-  double frac = GemmPeakFraction(x.c.gpu, x.f) * Sat(m, x.f.gemm_half_dim) *
-                Sat(n, x.f.gemm_half_dim) * Sat(k, x.f.gemm_half_dim);
-  double peak = x.peak;
-  if (x.prec == GemmPrecision::kFp8) {
-    peak = x.c.gpu.peak_fp8_tflops * 1e12;
-    frac *= x.f.fp8_gemm_fraction;
-  } else if (x.prec == GemmPrecision::kFp4) {
-    peak = x.c.gpu.peak_fp4_tflops * 1e12;
-    frac *= x.f.fp4_gemm_fraction;
-  }
-  double compute = 2.0 * m * n * k / (peak * frac);
-  double memory = ((m * k + k * n) * OperandBytes(x.prec) + m * n * kBytesBf16) / x.hbm;
-  return std::max(compute, memory);
-}
 
 // HBM bytes per element to quantize a GEMM operand (forward; backward quantizes the gradients
 // likewise): delayed scaling fuses the amax into the cast (read 2, write 1); tensorwise current
@@ -105,44 +33,6 @@ double CastBytesPerElement(const Features& f, GemmPrecision p) {
   return 3;
 }
 
-// Bandwidth (bytes/s) and latency (s) of a group of `size` ranks `stride` apart.
-struct Link {
-  double bw;
-  double latency;
-};
-// A ring that leaves the NVLink domain crosses it through the NICs of the group's members in
-// each domain: NCCL runs one channel per NIC, so the group's inter-node bus bandwidth per rank
-// is the per-GPU network times the members per domain, up to the NVLink bandwidth.
-Link GroupLink(const Ctx& x, double stride, double size) {
-  double domain = static_cast<double>(x.c.NvlinkDomain());
-  if (stride * size <= domain) return {x.c.NvlinkBusBytesPerS(), 2e-6};
-  double members = std::max(1.0, std::min(size, std::floor(domain / stride)));
-  double bw = std::min(x.c.NvlinkBusBytesPerS(), x.c.InterNodeBusBytesPerS() * members);
-  return {bw, x.c.inter_node_latency_us * 1e-6};
-}
-
-double AllReduce(const Link& l, double n, double bytes) {
-  if (n <= 1) return 0;
-  return 2 * (n - 1) / n * bytes / l.bw + 2 * (n - 1) * l.latency;
-}
-double AllGather(const Link& l, double n, double bytes_out) {
-  if (n <= 1) return 0;
-  return (n - 1) / n * bytes_out / l.bw + (n - 1) * l.latency;
-}
-
-// One layer's forward cost for one micro-batch on one GPU.
-struct LayerCost {
-  double gemm = 0, attention = 0, elementwise = 0, tp = 0, cp = 0, ep = 0;
-  double scores = 0;  // unfused attention's softmax/dropout passes (part of elementwise)
-  double moe = 0;     // router and token permutation (memory-bound)
-  double shared = 0;  // shared experts' GEMMs (part of gemm)
-  double mlp = 0;     // the MLP's (dense) or routed experts' (MoE) GEMMs (part of gemm)
-  double norms = 0;   // the two LayerNorms (part of elementwise)
-  double act = 0;     // the activation function (part of elementwise)
-};
-
-double MlpFactor(const ModelShape& m) { return m.swiglu ? 3.0 : 2.0; }
-
 // Multi-latent attention's projections [DeepSeek-V2 §2.1; Megatron's MLASelfAttention]: Q down
 // (replicated over TP) and up, KV down with the shared RoPE key (replicated), KV up to per-head
 // keys and values, and the output projection.
@@ -157,6 +47,24 @@ double MlaProjections(const Ctx& x) {
   t += GemmTime(x, x.tokens, kv_lora + static_cast<double>(m.qk_pos_emb_head_dim), h);
   t += GemmTime(x, x.tokens, n * (static_cast<double>(m.qk_head_dim) + dv) / x.tp, kv_lora);
   return t + GemmTime(x, x.tokens, h, n * dv / x.tp);
+}
+
+// Flash kernels visit keys in tiles of this many; a sliding window also computes the partly
+// masked tile at its edge.
+constexpr double kFlashKeyTile = 128;
+
+// Query-key pairs the flash kernels compute, averaged over the layers, relative to causal
+// attention over the whole sequence: a windowed layer's query attends to at most `window` earlier
+// keys (s·w − w²/2 pairs of the causal s²/2).
+double AttentionSpan(const ModelShape& m) {
+  if (m.attention_window <= 0 || m.windowed_layers <= 0 || m.layers <= 0 || m.seq_length <= 0) {
+    return 1.0;
+  }
+  double s = static_cast<double>(m.seq_length);
+  double w = std::min(s, static_cast<double>(m.attention_window) + kFlashKeyTile);
+  double windowed = (s * w - w * w / 2) / (s * s / 2);
+  double share = static_cast<double>(std::min(m.windowed_layers, m.layers)) / static_cast<double>(m.layers);
+  return share * windowed + (1 - share);
 }
 
 void AddAttention(const Ctx& x, LayerCost* cost) {
@@ -182,8 +90,9 @@ void AddAttention(const Ctx& x, LayerCost* cost) {
     // Blackwell the SFU's exponential rate rivals the tensor cores (FlashAttention-4's reason to
     // emulate some of them), so the slower of the two bounds the kernel.
     double frac = GemmPeakFraction(x.c.gpu, x.f) * x.f.attention_fraction;
-    double mma = 0.5 * full / (x.peak * frac);
-    double exps = 0.5 * x.b * heads_local * (x.seq / x.cp) * x.seq;
+    double span = AttentionSpan(m);
+    double mma = 0.5 * span * full / (x.peak * frac);
+    double exps = 0.5 * span * x.b * heads_local * (x.seq / x.cp) * x.seq;
     double exp_s = x.c.gpu.exp_tera_per_s > 0 ? exps / (x.c.gpu.exp_tera_per_s * 1e12) : 0.0;
     cost->attention += std::max(mma, exp_s);
   } else {
@@ -197,57 +106,16 @@ void AddAttention(const Ctx& x, LayerCost* cost) {
 }
 
 void AddMlp(const Ctx& x, bool moe, LayerCost* cost) {
-  const ModelShape& m = x.s.model;
-  double h = static_cast<double>(m.hidden);
-  double e = MlpFactor(m);
-  if (!moe) {
-    double f = static_cast<double>(m.ffn_hidden);
-    cost->mlp = GemmTime(x, x.tokens, f * (e - 1) / x.tp, h) + GemmTime(x, x.tokens, h, f / x.tp);
-    cost->gemm += cost->mlp;
+  if (moe) {
+    AddExperts(x, cost);
     return;
   }
-  const Parallelism& p = x.s.par;
-  double fe = static_cast<double>(m.moe_ffn_hidden);
-  double k = static_cast<double>(m.topk);
-  // A GPU runs its local experts over tokens·topk·ETP/TP routed rows in all (reference §1.1:
-  // ETP shards the expert width), times the busiest rank's load: every rank waits for it at the
-  // combine. Each expert's GEMM sees only its own rows, so σ(rows) and the roofline apply per
-  // expert: fine-grained experts with few tokens each run far below the large-GEMM rate.
-  double local_experts = static_cast<double>(m.experts) / p.ep;
-  double rows = x.tokens * k * p.etp / x.tp / local_experts * x.moe_load;
-  double per_expert = GemmTime(x, std::max(1.0, rows), fe * (e - 1) / p.etp, h) +
-                      GemmTime(x, std::max(1.0, rows), h, fe / p.etp);
-  cost->mlp = local_experts * per_expert;
-  cost->gemm += cost->mlp;
-  // Without grouped GEMM, SequentialMLP loops over experts: four kernels each, launched and
-  // synchronised one by one.
-  if (!x.s.feat.grouped_gemm) cost->gemm += local_experts * 4 * kSequentialExpertKernelS;
-  if (m.shared_expert_hidden > 0) {
-    double fs = static_cast<double>(m.shared_expert_hidden);
-    cost->shared = GemmTime(x, x.tokens, fs * (e - 1) / x.tp, h) + GemmTime(x, x.tokens, h, fs / x.tp);
-    cost->gemm += cost->shared;
-  }
-}
-
-// Router and permutation, memory-bound [Megatron's TopKRouter and moe_utils.permute]: the router
-// GEMM (BF16, tokens × E), its softmax/top-k/aux-loss passes over the FP32 scores (~6 passes),
-// and the permutation before dispatch and unpermutation after combine of the routed rows (read
-// and write BF16 each; the received side scaled by the busiest rank's load). A fused permute
-// (--moe-permute-fusion) makes each one pass.
-void AddRouterAndPermutation(const Ctx& x, LayerCost* cost) {
   const ModelShape& m = x.s.model;
-  Ctx bf16 = x;
-  bf16.prec = GemmPrecision::kBf16;
-  double sp = x.s.feat.sequence_parallel ? x.tp : 1.0;
-  double tokens = x.tokens / sp;
-  double experts = static_cast<double>(m.experts);
   double h = static_cast<double>(m.hidden);
-  double t = GemmTime(bf16, tokens, experts, h);
-  t += tokens * experts * 4.0 * 6.0 / x.hbm;
-  double routed = x.tokens / x.tp * static_cast<double>(m.topk) * h * kBytesBf16;
-  double passes = x.s.feat.moe_permute_fusion ? 1.0 : 2.0;
-  t += routed * (1.0 + x.moe_load) * 2.0 * passes / x.hbm;
-  cost->moe += t * x.ew;
+  double f = static_cast<double>(m.ffn_hidden);
+  double e = MlpFactor(m);
+  cost->mlp = GemmTime(x, x.tokens, f * (e - 1) / x.tp, h) + GemmTime(x, x.tokens, h, f / x.tp);
+  cost->gemm += cost->mlp;
 }
 
 // Bytes that LayerNorm, dropout, residual adds, bias and activation kernels stream (forward).
@@ -276,56 +144,6 @@ void AddTensorParallelComm(const Ctx& x, bool moe, LayerCost* cost) {
   double t = collectives * AllReduce(l, x.tp, bytes);
   if (x.s.feat.tp_comm_overlap) t *= 1.0 - x.f.comm_overlap_hidden;
   cost->tp += t;
-}
-
-// All-to-all of `bytes` per rank among `ep` ranks `stride` apart: the share bound for peers in
-// the same NVLink domain goes over NVLink, the rest over the inter-node network (at
-// `inter_eff` of its bus bandwidth: many small messages), both at once.
-double AllToAll(const Ctx& x, double ep, double stride, double bytes, double inter_eff) {
-  double domain = static_cast<double>(x.c.NvlinkDomain());
-  double peers_nvlink = std::max(1.0, std::min(ep, std::floor(domain / stride)));
-  double nvlink = (peers_nvlink - 1) / ep * bytes / x.c.NvlinkBusBytesPerS();
-  double inter = (ep - peers_nvlink) / ep * bytes / (x.c.InterNodeBusBytesPerS() * inter_eff);
-  double latency = peers_nvlink < ep ? x.c.inter_node_latency_us * 1e-6 : 2e-6;
-  // One message per peer, issued together; ~0.5 µs of NCCL work each.
-  return std::max(nvlink, inter) + latency + (ep - 1) * 0.5e-6;
-}
-
-void AddExpertComm(const Ctx& x, LayerCost* cost) {
-  const Parallelism& p = x.s.par;
-  const ModelShape& m = x.s.model;
-  double h = static_cast<double>(m.hidden);
-  double local = x.tokens / x.tp * h * kBytesBf16;
-  double k = static_cast<double>(m.topk);
-  double t = 0;
-  if (x.s.feat.dispatcher == Dispatcher::kAllgather) {
-    double n = static_cast<double>(p.ep) * p.tp;
-    Link l = GroupLink(x, 1, n);
-    t = 2 * AllGather(l, n, local * n);
-  } else if (p.ep > 1) {
-    // The expert grid orders ranks etp-ep-edp-pp (MoE parallel folding), so EP ranks are ETP
-    // apart. Every routed copy of a token goes to its expert's rank; the busiest rank receives
-    // `moe_load` times the mean. DeepEP (flex) sends a token across the network once per
-    // destination node and forwards it over NVLink there, at the network's full bus bandwidth
-    // (DeepEP's README: 43-47 GB/s RDMA per H800 on a ~50 GB/s CX7 NIC).
-    double ep = p.ep, stride = p.etp;
-    double bytes = local * k * x.moe_load;
-    if (x.s.feat.dispatcher == Dispatcher::kFlex) {
-      double domain = static_cast<double>(x.c.NvlinkDomain());
-      double per_node = std::max(1.0, std::min(ep, std::floor(domain / stride)));
-      double nodes = ep / per_node;
-      double node_copies = nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
-      double dedup = nodes > 1 ? std::min(1.0, node_copies / k) : 1.0;
-      t = 2 * AllToAll(x, ep, stride, bytes * dedup, 1.0);
-    } else {
-      t = 2 * AllToAll(x, ep, stride, bytes, 0.5);
-    }
-  }
-  if (x.s.feat.overlap_moe_comm) t *= 1.0 - x.f.comm_overlap_hidden;
-  // --moe-shared-expert-overlap runs the shared experts on another stream during the dispatch
-  // and combine.
-  if (x.s.feat.moe_shared_expert_overlap) t = std::max(0.0, t - cost->shared);
-  cost->ep += t;
 }
 
 void AddContextParallelComm(const Ctx& x, LayerCost* cost) {
@@ -533,6 +351,18 @@ double MegatronModelFlops(const ModelShape& m, int64_t global_batch, bool causal
                   static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim);
     core = (causal_half ? 3.0 : 6.0) * pair * static_cast<double>(m.layers);
   }
+  // Windowed layers count the keys their queries attend to (Megatron-Bridge's convention: the
+  // window, capped at the sequence).
+  double windowed = m.attention_window > 0 ? static_cast<double>(std::min(m.windowed_layers, m.layers)) : 0.0;
+  if (windowed > 0 && m.layers > 0) {
+    double span = std::min(static_cast<double>(m.seq_length), static_cast<double>(m.attention_window + 1));
+    // `core` counts s² pairs per sequence (halved by causal_half); a window's w keys per query
+    // are already causal, so under the halving convention they count twice to match.
+    double per_layer = core / static_cast<double>(m.layers);
+    double window_pairs = T * span * (causal_half ? 2.0 : 1.0);
+    return T * (mlp + proj + logits) +
+           per_layer * ((static_cast<double>(m.layers) - windowed) * S2 + windowed * window_pairs);
+  }
   return T * (mlp + proj + logits) + S2 * core;
 }
 
@@ -541,28 +371,6 @@ double NarayananFlops(const ModelShape& m, int64_t global_batch) {
   double l = static_cast<double>(m.layers), h = static_cast<double>(m.hidden);
   double V = static_cast<double>(m.vocab);
   return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
-}
-
-double MoeBusiestLoad(const TrainingSetup& setup, const ModelFactors& factors) {
-  const ModelShape& m = setup.model;
-  const Parallelism& p = setup.par;
-  if (m.experts <= 0) return 1.0;
-  // Padding every expert to its capacity makes every rank compute the capacity.
-  if (setup.feat.moe_pad_to_capacity) return std::max(1.0, setup.feat.moe_capacity_factor);
-  if (p.ep <= 1 || setup.feat.moe_force_balance) return 1.0;
-  double experts = static_cast<double>(m.experts), ep = p.ep;
-  // One expert's load per micro-batch varies by the router's preference (cv) and by sampling
-  // the tokens of the EP group's micro-batch (Poisson: 1/√(mean rows per expert)).
-  double tokens_group = static_cast<double>(p.micro_batch) * static_cast<double>(m.seq_length) /
-                        p.cp / p.tp * ep;
-  double mean_rows = std::max(1.0, tokens_group * static_cast<double>(m.topk) / experts);
-  double cv_expert = std::sqrt(factors.moe_expert_load_cv * factors.moe_expert_load_cv + 1.0 / mean_rows);
-  // A rank holds E/EP experts (their sum varies less), and the busiest of EP ranks sits about
-  // √(2 ln EP) standard deviations above the mean (the expected maximum of EP normal draws).
-  double cv_rank = cv_expert / std::sqrt(experts / ep);
-  double load = 1.0 + cv_rank * std::sqrt(2.0 * std::log(ep));
-  if (setup.feat.moe_capacity_factor > 0) load = std::min(load, std::max(1.0, setup.feat.moe_capacity_factor));
-  return load;
 }
 
 StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluster,

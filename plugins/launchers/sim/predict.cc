@@ -125,9 +125,19 @@ Status AddShape(const CalibrationRow& row, Recipe* r, std::vector<std::string>* 
   Add(r, "--num-attention-heads", heads);
   Add(r, "--seq-length", seq);
   int64_t ffn = IntCell(row, "ffn_hidden", 0);
-  if (ffn <= 0) notes->push_back("ffn_hidden=4h");
-  if (ffn > 0 && ffn != 4 * hidden) Add(r, "--swiglu");  // non-4h widths here are Llama SwiGLU
+  bool moe = IntCell(row, "moe_experts", 0) > 0;
+  if (ffn <= 0 && !moe) notes->push_back("ffn_hidden=4h");
+  // Non-4h widths here are Llama SwiGLU; MoE models whose rows give no dense width (all layers
+  // MoE: Qwen3-MoE, gpt-oss) have gated experts too.
+  if ((ffn > 0 && ffn != 4 * hidden) || (ffn <= 0 && moe)) Add(r, "--swiglu");
   Add(r, "--ffn-hidden-size", ffn > 0 ? ffn : 4 * hidden);
+  if (int64_t head_dim = IntCell(row, "head_dim", 0); head_dim > 0) Add(r, "--kv-channels", head_dim);
+  if (int64_t window = IntCell(row, "attention_window", 0); window > 0) {
+    Add(r, "--window-size", std::to_string(window) + ",0");
+    if (int64_t every = IntCell(row, "window_attn_skip_freq", 0); every > 0) {
+      Add(r, "--window-attn-skip-freq", every);
+    }
+  }
   std::string attention = Lower(Cell(row, "attention"));
   if (Contains(attention, "mla") || Contains(attention, "latent")) {
     // The rows give no MLA ranks: DeepSeek-V3's (q 1536, kv 512, heads 128+64 / 128).
@@ -325,11 +335,14 @@ Result<Candidate> BestCandidate(const CalibrationRow& row, const Recipe& base, c
 }
 
 // Rows whose network or software the model does not represent, said plainly rather than scored
-// against a different computation: sliding-window, linear or Mamba layers, and frameworks other than Megatron-Core based ones
+// against a different computation: linear or Mamba layers, sliding windows of unstated size, and
+// frameworks other than Megatron-Core based ones
 // (their schedules, kernels and overlaps differ; MT-NLG's Megatron-DeepSpeed is kept as before).
 Status CheckRepresentable(const CalibrationRow& row) {
   std::string attention = Lower(Cell(row, "attention"));
+  bool window_stated = IntCell(row, "attention_window", 0) > 0;
   for (const char* other : {"sliding", "linear", "mamba", "hybrid"}) {
+    if (window_stated && std::string(other) == "sliding") continue;
     if (Contains(attention, other)) {
       return Status::InvalidArgument("not modelled: attention '" + Cell(row, "attention") +
                                      "' (only full softmax attention is)");

@@ -64,6 +64,26 @@ int64_t Field(const nlohmann::json& c, std::initializer_list<const char*> names,
   return fallback;
 }
 
+// Sliding-window attention as Hugging Face configs say it: `sliding_window` (tokens; null or
+// absent: none), switched off by `use_sliding_window: false` (Qwen2/3), on which layers by
+// `layer_types` ("sliding_attention" / "full_attention"), `sliding_window_pattern` (Gemma 3: every
+// Nth layer full) or Gemma 2's alternation; otherwise every layer (Mistral).
+void ReadSlidingWindow(const nlohmann::json& c, sim::ModelShape* m) {
+  int64_t window = Field(c, {"sliding_window"}, 0);
+  if (window <= 0) return;
+  if (auto use = c.find("use_sliding_window"); use != c.end() && use->is_boolean() && !use->get<bool>()) return;
+  m->attention_window = window;
+  if (auto types = c.find("layer_types"); types != c.end() && types->is_array()) {
+    int64_t windowed = 0;
+    for (const auto& t : *types) windowed += t.is_string() && t.get<std::string>() == "sliding_attention";
+    m->windowed_layers = std::min(m->layers, windowed);
+    return;
+  }
+  int64_t every = Field(c, {"sliding_window_pattern"}, 0);
+  if (every <= 0 && c.value("model_type", std::string()) == "gemma2") every = 2;
+  m->windowed_layers = every > 0 ? m->layers - m->layers / every : m->layers;
+}
+
 std::string Dotted(const std::string& key) {
   if (key.rfind("config:", 0) == 0) return key.substr(7);
   if (key.rfind("--", 0) == 0) return key.substr(2);
@@ -141,6 +161,7 @@ Result<sim::ModelShape> ShapeFromModelConfig(const nlohmann::json& c, int64_t se
   m.untied_embeddings = !c.value("tie_word_embeddings", false);
   m.learned_positions = false;
   m.seq_length = seq_length;
+  ReadSlidingWindow(c, &m);
   m.experts = Field(c, {"num_local_experts", "num_experts", "n_routed_experts"}, 0);
   if (m.experts > 0) {
     m.topk = Field(c, {"num_experts_per_tok", "moe_topk"}, 2);

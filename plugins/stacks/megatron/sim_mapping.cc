@@ -3,9 +3,13 @@
 #include <set>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "sim_rules.h"
 
@@ -153,33 +157,122 @@ void ReadFeatures(FlagReader& r, SimSetup* s) {
   f.cuda_graph_warmup_steps = static_cast<int>(r.Int("--cuda-graph-warmup-steps", 3));
 }
 
-// Ones in Megatron's list form of --moe-layer-freq: "([0]*3+[1]*58)" or "[0,1,1,1]"; -1 when the
-// text is neither.
-int64_t MoeLayersInPattern(const std::string& text) {
-  if (text.empty() || (text[0] != '(' && text[0] != '[')) return -1;
-  int64_t ones = 0;
-  size_t i = 0;
-  while ((i = text.find('[', i)) != std::string::npos) {
-    size_t close = text.find(']', i);
-    if (close == std::string::npos) return -1;
-    std::string items = text.substr(i + 1, close - i - 1);
-    int64_t in_list = static_cast<int64_t>(std::count(items.begin(), items.end(), '1'));
-    int64_t repeat = 1;
-    if (close + 1 < text.size() && text[close + 1] == '*') {
-      repeat = std::atoll(text.c_str() + close + 2);
-    }
-    ones += in_list * repeat;
-    i = close + 1;
+// Megatron's list form of a per-layer pattern (--moe-layer-freq, --window-attn-skip-freq), which
+// it evaluates as a Python expression: lists of 0/1, `*` repeats, `+` concatenates, parentheses
+// group — "([0]*3+[1]*58)", "[1,1,1,0]*3", "([1]*5+[0]*1)*4". A small recursive-descent reader of
+// that grammar; nullopt when the text is not one.
+class LayerPatternReader {
+ public:
+  explicit LayerPatternReader(const std::string& text) : text_(text) {}
+
+  std::optional<std::vector<int>> Read() {
+    auto list = Sum();
+    Skip();
+    if (!list || pos_ != text_.size()) return std::nullopt;
+    return list;
   }
-  return ones;
+
+ private:
+  void Skip() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  bool Take(char c) {
+    Skip();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  std::optional<int64_t> Number() {
+    Skip();
+    size_t start = pos_;
+    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    if (start == pos_ || pos_ - start > 6) return std::nullopt;
+    return std::stoll(text_.substr(start, pos_ - start));
+  }
+  std::optional<std::vector<int>> Sum() {
+    auto out = Product();
+    while (out && Take('+')) {
+      auto more = Product();
+      if (!more) return std::nullopt;
+      out->insert(out->end(), more->begin(), more->end());
+    }
+    return out;
+  }
+  std::optional<std::vector<int>> Product() {
+    auto base = Atom();
+    while (base && Take('*')) {
+      auto times = Number();
+      if (!times || base->size() * static_cast<size_t>(*times) > 100000) return std::nullopt;
+      std::vector<int> repeated;
+      for (int64_t i = 0; i < *times; ++i) repeated.insert(repeated.end(), base->begin(), base->end());
+      base = std::move(repeated);
+    }
+    return base;
+  }
+  std::optional<std::vector<int>> Atom() {
+    if (Take('(')) {
+      auto inner = Sum();
+      if (!inner || !Take(')')) return std::nullopt;
+      return inner;
+    }
+    if (!Take('[')) return std::nullopt;
+    std::vector<int> items;
+    if (Take(']')) return items;
+    do {
+      auto n = Number();
+      if (!n) return std::nullopt;
+      items.push_back(static_cast<int>(*n));
+    } while (Take(','));
+    if (!Take(']')) return std::nullopt;
+    return items;
+  }
+
+  const std::string& text_;
+  size_t pos_ = 0;
+};
+
+// Ones in a list-form layer pattern; -1 when the text is not one.
+int64_t OnesInLayerPattern(const std::string& text) {
+  if (text.empty() || (text[0] != '(' && text[0] != '[')) return -1;
+  auto list = LayerPatternReader(text).Read();
+  if (!list) return -1;
+  return static_cast<int64_t>(std::count_if(list->begin(), list->end(), [](int v) { return v != 0; }));
+}
+
+// Sliding-window attention (megatron/core/transformer/utils.py is_layer_window_attention):
+// --window-size "L,R" (-1: unbounded) windows every layer, unless --window-attn-skip-freq names
+// the full-attention ones: an integer N makes every Nth layer (1-based) full, a list pattern marks
+// the windowed layers with 1.
+void ReadSlidingWindow(FlagReader& r, ModelShape* m) {
+  std::string window = r.Str("--window-size", "");
+  if (window.empty()) return;
+  std::string left = window.substr(0, window.find(','));
+  left.erase(std::remove_if(left.begin(), left.end(), [](char c) { return c == '(' || c == ' '; }),
+             left.end());
+  int64_t w = std::atoll(left.c_str());
+  if (w <= 0) return;  // -1: an unbounded window is full attention
+  m->attention_window = w;
+  std::string skip = r.Str("--window-attn-skip-freq", "");
+  int64_t listed = OnesInLayerPattern(skip);
+  if (listed >= 0) {
+    m->windowed_layers = std::min(m->layers, listed);
+  } else if (!skip.empty()) {
+    int64_t every = std::max<int64_t>(1, r.Int("--window-attn-skip-freq", 1));
+    m->windowed_layers = m->layers - m->layers / every;
+  } else {
+    m->windowed_layers = m->layers;
+  }
 }
 
 // The FP8/FP4 recipe, multi-latent attention, bias and MoE switches, in Megatron's spellings
 // (megatron/core/transformer/transformer_config.py).
 void ReadPrecisionAndMoe(FlagReader& r, SimSetup* s) {
   Features& f = s->feat;
-  s->model.moe_layers_from_pattern = MoeLayersInPattern(r.Str("--moe-layer-freq", ""));
+  s->model.moe_layers_from_pattern = OnesInLayerPattern(r.Str("--moe-layer-freq", ""));
   ModelShape& m = s->model;
+  ReadSlidingWindow(r, &m);
   m.mla = r.Switch("--multi-latent-attention");
   if (m.mla) {
     m.q_lora_rank = r.Int("--q-lora-rank", 0);

@@ -137,6 +137,32 @@ TEST_CASE("the checkpoint's shape comes from a local config.json, the HF cache, 
   CHECK_FALSE(ShapeFromModelConfig(nlohmann::json{{"vocab_size", 10}}, 128).ok());
 }
 
+TEST_CASE("sliding-window attention comes from the checkpoint's config.json", "[automodel][sim]") {
+  auto shape = [](nlohmann::json c) {
+    c.update({{"num_hidden_layers", 24}, {"hidden_size", 2880}, {"num_attention_heads", 64}});
+    auto s = ShapeFromModelConfig(c, 8192);
+    REQUIRE(s.ok());
+    return *s;
+  };
+  CHECK(shape({}).attention_window == 0);
+  CHECK(shape({{"sliding_window", nullptr}}).attention_window == 0);
+  // Mistral: every layer.
+  auto mistral = shape({{"sliding_window", 4096}});
+  CHECK(mistral.attention_window == 4096);
+  CHECK(mistral.windowed_layers == 24);
+  // layer_types names each layer (gpt-oss, Gemma 3, recent Qwen configs).
+  nlohmann::json types = nlohmann::json::array();
+  for (int i = 0; i < 24; ++i) types.push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
+  auto gpt_oss = shape({{"sliding_window", 128}, {"layer_types", types}});
+  CHECK(gpt_oss.attention_window == 128);
+  CHECK(gpt_oss.windowed_layers == 12);
+  // Gemma 3's pattern (every 6th layer full) and Gemma 2's alternation without layer_types.
+  CHECK(shape({{"sliding_window", 1024}, {"sliding_window_pattern", 6}}).windowed_layers == 20);
+  CHECK(shape({{"sliding_window", 4096}, {"model_type", "gemma2"}}).windowed_layers == 12);
+  // Qwen2/3 configs carry a window but switch it off.
+  CHECK(shape({{"sliding_window", 32768}, {"use_sliding_window", false}}).attention_window == 0);
+}
+
 TEST_CASE("a dry run needs the sequence length and a checkpoint", "[automodel][sim]") {
   const Knowledge& k = testing::TheStack().knowledge();
   Recipe r = testing::Import("launch_automodel.sh");

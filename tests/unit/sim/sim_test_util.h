@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "attune/launcher.h"
 #include "attune/recipe.h"
@@ -19,6 +20,19 @@
 #include "megatron_stack.h"
 
 namespace attune::sim::testing {
+
+using Flags = std::vector<std::pair<std::string, std::string>>;
+
+// A Megatron recipe of `flags` alone ("" for a switch), for tests of the mapping and the model.
+inline Recipe MegatronRecipe(const Flags& flags) {
+  Recipe r;
+  r.stack = "megatron";
+  r.env = {{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
+  for (const auto& [flag, value] : flags) {
+    r.args.push_back({flag, value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value}});
+  }
+  return r;
+}
 
 // A 1.3B-class GPT recipe for 8 GPUs (TP 2, DP 4) that Megatron accepts and that fits an H100.
 inline Recipe SmallGpt(std::initializer_list<std::pair<std::string, std::string>> overrides = {}) {
