@@ -2,6 +2,7 @@
 // `sim predict`, and the accuracy bench's slices (issue 24).
 #include <catch2/catch.hpp>
 
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,22 +14,13 @@
 #include "predict.h"
 #include "setup.h"
 #include "sim_mapping.h"
+#include "sim_test_util.h"
 
 namespace attune::sim {
 namespace {
 
-using Flags = std::vector<std::pair<std::string, std::string>>;
-
-// A Megatron recipe from flags ("" for a switch).
-Recipe MegatronRecipe(const Flags& flags) {
-  Recipe r;
-  r.stack = "megatron";
-  r.env = {{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
-  for (const auto& [flag, value] : flags) {
-    r.args.push_back({flag, value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value}});
-  }
-  return r;
-}
+using testing::Flags;
+using testing::MegatronRecipe;
 
 // Its plan on `world` GPUs, through the Megatron stack's mapping.
 TrainingSetup Setup(const Flags& flags, int world) {
@@ -292,25 +284,39 @@ TEST_CASE("sim_accuracy slices rows by generation, dense or MoE, and precision",
       "test,titan,30,48,2048,6144,32,4,151936,4096,128,8,GB200,64,1,1,,1,8,64,1,512,MXFP8,,,,,"
       "900,,,1,768,,,gqa,mxfp8,torchtitan,\n" +
       // No measurement: left out.
-      "test,none,8,32,4096,14336,32,8,128256,8192,,,H100-SXM-80GB,8,1,1,,1,,8,1,16,BF16,,,,,,,,,,,,gqa,,,\n";
+      "test,none,8,32,4096,14336,32,8,128256,8192,,,H100-SXM-80GB,8,1,1,,1,,8,1,16,BF16,,,,,,,,,,,,gqa,,,\n" +
+      // Measured, but the GPU count is not stated: no model can score it.
+      "test,nogpus,8,32,4096,14336,32,8,128256,8192,,,H100-SXM-80GB,,1,1,,1,,8,1,16,BF16,,,,,"
+      "9000,,,,,,,gqa,,megatron-lm,\n";
   auto table = ParseCsvTable(text);
   REQUIRE(table.ok());
   auto rows = accuracy::ScoreTable(*table, "tiny.csv");
-  REQUIRE(rows.size() == 4);
+  REQUIRE(rows.size() == 5);
   CHECK(rows[0].slice == "Hopper / dense / BF16");
   CHECK(rows[1].slice == "Blackwell / MoE / FP8");
   CHECK_THAT(rows[2].prediction.status, Catch::Contains("not modelled: framework 'torchtitan'"));
   auto slices = accuracy::GroupBy(rows, accuracy::SliceKey);
   REQUIRE(slices.size() == 2);
   CHECK(slices["Hopper / dense / BF16"].scored == 1);
+  CHECK(slices["Hopper / dense / BF16"].measured == 2);
   CHECK(slices["Blackwell / MoE / FP8"].measured == 2);
   CHECK(slices["Blackwell / MoE / FP8"].scored == 1);
   const accuracy::GroupStats& moe = slices["Blackwell / MoE / FP8"];
   CHECK(moe.mape == Approx(std::abs(rows[1].signed_error_pct)));
   CHECK(moe.mean_signed_pct == Approx(rows[1].signed_error_pct));
   auto overall = accuracy::GroupBy(rows, accuracy::OverallKey);
-  CHECK(overall["overall"].measured == 3);
+  CHECK(overall["overall"].measured == 4);
   CHECK(overall["overall"].scored == 2);
+  // The row without a GPU count leaves the denominator of "rows that state a configuration";
+  // the other framework's row stays in it.
+  CHECK_THAT(rows[4].prediction.status, Catch::Contains("num_gpus not stated"));
+  auto stated = accuracy::GroupBy(rows, accuracy::StatedKey);
+  CHECK(stated["overall"].measured == 3);
+  CHECK(stated["overall"].scored == 2);
+  std::ostringstream printed;
+  accuracy::PrintTables(rows, printed);
+  CHECK_THAT(printed.str(), Catch::Contains("2 of 4 rows modelled (50.0%)") &&
+                                Catch::Contains("state GPU, GPU count, TP and PP: 2 of 3 modelled (66.7%)"));
 }
 
 }  // namespace

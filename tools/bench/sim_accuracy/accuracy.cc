@@ -150,6 +150,12 @@ std::string OverallKey(const ScoredRow& row) {
   return row.source_group == "MegaScale (MegaScale system)" ? "" : "overall";
 }
 
+std::string StatedKey(const ScoredRow& row) {
+  const std::string& status = row.prediction.status;
+  bool unstated = Contains(status, "not stated") || Contains(status, "unknown GPU");
+  return unstated ? "" : OverallKey(row);
+}
+
 namespace {
 
 void PrintGroups(const std::map<std::string, GroupStats>& groups, std::ostream& out) {
@@ -180,6 +186,13 @@ void PrintTables(const std::vector<ScoredRow>& rows, std::ostream& out) {
       << " rows modelled (" << (g.measured > 0 ? 100.0 * g.scored / g.measured : 0.0)
       << "%), mean signed error " << std::showpos << g.mean_signed_pct << std::noshowpos
       << "%, MAPE " << g.mape << "%\n";
+  // Rows that do not give what any model needs (the GPU count, TP/PP, a GPU the table has)
+  // cannot be predicted by any simulator; the share among the others says what the model lacks.
+  auto stated_groups = GroupBy(rows, StatedKey);
+  const GroupStats& stated = stated_groups["overall"];
+  out << "Of the rows that state GPU, GPU count, TP and PP: " << stated.scored << " of "
+      << stated.measured << " modelled ("
+      << (stated.measured > 0 ? 100.0 * stated.scored / stated.measured : 0.0) << "%)\n";
 }
 
 }  // namespace attune::sim::accuracy

@@ -55,6 +55,9 @@ std::string SliceKey(const ScoredRow& row);
 std::string SourceKey(const ScoredRow& row);
 // All rows except MegaScale's own system (not a Megatron-LM run; kept in its source line).
 std::string OverallKey(const ScoredRow& row);
+// "overall" for the rows OverallKey counts that state what a model needs (GPU type and count,
+// TP and PP): the denominator of the share of rows the model covers.
+std::string StatedKey(const ScoredRow& row);
 
 // The tables sim_accuracy prints: by source, by slice, and the overall line with the share of
 // rows modelled.
