@@ -244,5 +244,17 @@ TEST_CASE("the workflow's sim options replace slime's assumed prompt and respons
   CHECK_FALSE(ParseClusterConfig({{"rollout", {{"prompt", 3}}}}, 3).ok());
 }
 
+TEST_CASE("the slime example's recipe is its launch script, imported", "[sim][slime]") {
+  const std::string dir = std::string(ATTUNE_SOURCE_DIR) + "/workflows/examples/recipes/";
+  std::vector<std::string> unknown;
+  auto imported = Slime().ImportLaunch(testing::ReadText(dir + "slime-qwen3-4b-colocated-h100x8.sh"), &unknown);
+  INFO((imported.ok() ? std::string() : imported.status().ToString()));
+  REQUIRE(imported.ok());
+  auto recipe = LoadRecipeFile(dir + "slime-qwen3-4b-colocated-h100x8.yaml");
+  REQUIRE(recipe.ok());
+  CHECK(DescribeChanges(Diff(*recipe, *imported)) == DescribeChanges({}));
+  CHECK(imported->topology.WorldSize() == 8);
+}
+
 }  // namespace
 }  // namespace attune::sim
