@@ -135,6 +135,10 @@ Result<ClusterSpec> ParseClusterConfig(const nlohmann::json& with_or_null, uint6
   ATTUNE_ASSIGN_OR_RETURN(double seed, NumberField(with, "seed", 0, 0));
   c.seed = seed > 0 ? static_cast<uint64_t>(seed) : campaign_seed;
   ATTUNE_ASSIGN_OR_RETURN(c.failures, ParseFailures(with));
+  if (auto rollout = with.find("rollout"); rollout != with.end()) {
+    c.rollout_prompt_tokens = rollout->value("prompt_tokens", int64_t{0});
+    c.rollout_response_tokens = rollout->value("response_tokens", int64_t{0});
+  }
   return c;
 }
 

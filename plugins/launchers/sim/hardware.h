@@ -6,6 +6,7 @@
 #ifndef ATTUNE_PLUGINS_LAUNCHERS_SIM_HARDWARE_H_
 #define ATTUNE_PLUGINS_LAUNCHERS_SIM_HARDWARE_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -57,6 +58,9 @@ struct ClusterSpec {
   double noise_cv = 0.01;           // step-time coefficient of variation
   uint64_t seed = 0;                // noise/failure stream (0: the campaign seed)
   FailureRates failures;
+  // The RL workload's mean prompt and response lengths (`with.rollout`); 0: the stack's defaults.
+  int64_t rollout_prompt_tokens = 0;
+  int64_t rollout_response_tokens = 0;
 
   int WorldSize() const { return nodes * gpus_per_node; }
   // GPUs that reach each other over NVLink.

@@ -7,6 +7,7 @@
 #include "attune/hash.h"
 #include "loss_curve.h"
 #include "memory_model.h"
+#include "rollout_model.h"
 #include "setup.h"
 
 namespace attune::sim {
@@ -68,6 +69,43 @@ std::vector<double> IterationTimes(const TrainingSetup& s, double step, const Cl
     out.push_back(t);
   }
   return out;
+}
+
+// Iterations of a plan with a rollout: generation, training and weight update, each with the
+// job's and the iteration's noise; the first iteration also warms up (compilation, allocator,
+// NCCL) as a plain training run's does.
+std::vector<RolloutIterationTimes> RolloutTimes(const TrainingSetup& s, const RolloutEstimate& estimate,
+                                                double step, const ClusterSpec& c,
+                                                const std::string& name, int64_t count) {
+  Normal noise(StreamSeed(c.seed, name, "noise"));
+  double job_factor = std::max(0.5, 1.0 + 0.5 * c.noise_cv * noise.Next());
+  std::vector<RolloutIterationTimes> out;
+  for (int64_t i = 1; i <= count; ++i) {
+    RolloutIterationTimes t = IterationSplit(s.rollout, estimate, step, i == 1);
+    double f = job_factor * std::max(0.2, 1.0 + c.noise_cv * noise.Next());
+    t.rollout_s *= f;
+    t.train_s *= f;
+    t.weight_update_s *= f;
+    if (i == 1) t.train_s += step + kFirstIterationExtraS;
+    out.push_back(t);
+  }
+  return out;
+}
+
+// The workflow's RL workload lengths (`with.rollout`) replace the stack's defaults; the training
+// sequences are the prompt and its response.
+void ApplyRolloutWorkload(const ClusterSpec& cluster, TrainingSetup* setup) {
+  RolloutPlan& r = setup->rollout;
+  if (!r.enabled()) return;
+  if (cluster.rollout_prompt_tokens > 0) r.prompt_tokens = cluster.rollout_prompt_tokens;
+  if (cluster.rollout_response_tokens > 0) {
+    r.response_tokens = r.max_response_tokens > 0
+                            ? std::min(cluster.rollout_response_tokens, r.max_response_tokens)
+                            : cluster.rollout_response_tokens;
+  }
+  if (cluster.rollout_prompt_tokens > 0 || cluster.rollout_response_tokens > 0) {
+    setup->model.seq_length = r.prompt_tokens + r.response_tokens;
+  }
 }
 
 // The memory model's answer as the stack's renderer sees it, with the state of the device at the
@@ -154,7 +192,8 @@ Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, 
                              "parallel plan: docs/sim.md, \"Dry runs for every stack\")"
                            : ""));
   }
-  const TrainingSetup& setup = *plan;
+  TrainingSetup setup = *plan;
+  ApplyRolloutWorkload(cluster, &setup);
   SimulatedRun run;
   run.plan = setup;
   run.gpu = cluster.gpu.name;
@@ -192,7 +231,27 @@ Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, 
   // Draws depend on the seed and the job's place in its campaign, never on the campaign's id (the
   // same seed gives the same campaign in any directory).
   const std::string& key = spec.key.empty() ? spec.name : spec.key;
-  std::vector<double> times = IterationTimes(setup, step.step_s, cluster, key, count);
+  std::vector<double> times;
+  std::vector<RolloutIterationTimes> phases;
+  double noiseless_s = step.step_s;
+  if (setup.rollout.enabled()) {
+    // The engines start before the first training step; one that cannot hold its weights and a
+    // KV cache refuses to start, as SGLang does.
+    MemoryEstimate training = EstimateMemory(setup, cluster);
+    RolloutEstimate estimate = EstimateRollout(setup, cluster, training.worst.non_pytorch_b,
+                                               training.worst.weight_optimizer_b);
+    run.rollout = estimate.engine;
+    if (!run.rollout.fits) {
+      run.end = SimEnd::kOutOfMemory;
+      run.failure_s = run.end_s = start_s + setup_s * 0.6;
+      return Finish(spec, recipe, std::move(run), JobState::kFailed, 1, "exited with code 1", 0);
+    }
+    phases = RolloutTimes(setup, estimate, step.step_s, cluster, key, count);
+    for (const auto& p : phases) times.push_back(p.Total());
+    noiseless_s = IterationSplit(setup.rollout, estimate, step.step_s, false).Total();
+  } else {
+    times = IterationTimes(setup, step.step_s, cluster, key, count);
+  }
   InjectedFailure failure = DrawFailure(cluster.failures, cluster.seed, key);
   Normal where(StreamSeed(cluster.seed, key, "where"));
   int64_t stop_at = failure == InjectedFailure::kNone ? count
@@ -207,32 +266,42 @@ Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, 
   LossCurve curve(setup);
   for (int64_t i = 0; i < ran; ++i) {
     int64_t it = i + 1;
-    run.iterations.push_back({times[i], curve.LossAt(it), curve.LoadBalancingLossAt(it),
-                              curve.GradNormAt(it), curve.LearningRateAt(it)});
+    SimIteration record;
+    record.seconds = times[i];
+    record.loss = curve.LossAt(it);
+    record.aux_loss = curve.LoadBalancingLossAt(it);
+    record.grad_norm = curve.GradNormAt(it);
+    record.learning_rate = curve.LearningRateAt(it);
+    if (!phases.empty()) {
+      record.rollout_s = phases[i].rollout_s;
+      record.train_s = phases[i].train_s;
+      record.weight_update_s = phases[i].weight_update_s;
+    }
+    run.iterations.push_back(record);
   }
   const double last = start_s + elapsed;
   if (ran < stop_at || failure == InjectedFailure::kHang) {
     run.end = ran < stop_at ? SimEnd::kTimeLimit : SimEnd::kHang;
     run.end_s = start_s + (std::isfinite(limit) && limit < 1e17 ? limit : 2 * 3600.0);
     return Finish(spec, recipe, std::move(run), JobState::kTimedOut, -1, "reached its time limit",
-                  step.step_s);
+                  noiseless_s);
   }
   if (failure == InjectedFailure::kNcclTimeout) {
     run.end = SimEnd::kNcclTimeout;
     run.failure_s = run.end_s = last + setup.run.distributed_timeout_min * 60.0;
     return Finish(spec, recipe, std::move(run), JobState::kFailed, 1,
-                  "exited with code 1 (child killed by SIGABRT)", step.step_s);
+                  "exited with code 1 (child killed by SIGABRT)", noiseless_s);
   }
   if (failure == InjectedFailure::kNodeFailure) {
     run.end = SimEnd::kNodeFailure;
     run.failure_s = run.end_s = last + 30.0;
     return Finish(spec, recipe, std::move(run), JobState::kNodeFailure, -1,
-                  "node failure (simulated)", step.step_s);
+                  "node failure (simulated)", noiseless_s);
   }
   run.end = setup.run.exit_interval > 0 && setup.run.exit_interval <= count ? SimEnd::kExitInterval
                                                                              : SimEnd::kFinished;
   run.end_s = last;
-  return Finish(spec, recipe, std::move(run), JobState::kSucceeded, 0, "", step.step_s);
+  return Finish(spec, recipe, std::move(run), JobState::kSucceeded, 0, "", noiseless_s);
 }
 
 }  // namespace attune::sim

@@ -98,6 +98,23 @@ const char kOptionsSchema[] = R"json({
       "minimum": 1,
       "description": "peak dense bf16 TFLOP/s (default: the GPU's)"
     },
+    "rollout": {
+      "type": "object",
+      "additionalProperties": false,
+      "description": "the RL workload's generation lengths, which RL recipes do not state (docs/sim.md, \"Rollout\"); default: the stack's",
+      "properties": {
+        "prompt_tokens": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "mean prompt length, tokens"
+        },
+        "response_tokens": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "mean generated length, tokens (at most the recipe's cap)"
+        }
+      }
+    },
     "state_dir": {
       "type": "string",
       "description": "where job records live (default: <campaign>/sim)"

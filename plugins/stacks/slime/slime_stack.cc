@@ -6,6 +6,7 @@
 
 #include "attune/support/json_schema.h"
 #include "benchmark_form.h"
+#include "dry_run.h"
 #include "log_parser.h"
 #include "moves.h"
 #include "options_schema.h"
@@ -236,6 +237,25 @@ GateVerdict SlimeStack::CheckBenchmarkForm(const Recipe& recipe, const Recipe& f
 
 Result<LaunchSpec> SlimeStack::RenderLaunch(const Recipe& recipe) const {
   return megatron_->RenderLaunch(recipe);
+}
+
+// `world` counts the rollout GPUs too (Devices); the training actors are the recipe's own.
+Result<sim::ParallelPlan> SlimeStack::SimulationPlan(const Recipe& recipe, const ClusterInfo& cluster,
+                                                     int world) const {
+  (void)world;
+  try {
+    return SlimeSimulationPlan(recipe, slime_, *megatron_, cluster);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("slime: SimulationPlan failed: ") + e.what());
+  }
+}
+
+Result<std::string> SlimeStack::RenderSimulatedLog(const Recipe& recipe, const sim::SimulatedRun& run) const {
+  try {
+    return RenderSlimeLog(recipe, run);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("slime: RenderSimulatedLog failed: ") + e.what());
+  }
 }
 
 LogParse SlimeStack::ParseLog(std::string_view log) const {

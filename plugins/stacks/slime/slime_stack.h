@@ -38,6 +38,11 @@ class SlimeStack final : public Stack {
   int Devices(const Recipe& recipe) const override;
   GateVerdict CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const override;
   Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const override;
+  // Dry runs (dry_run.h): the training side through the Megatron stack's mapping, slime's
+  // rollout phase, and slime's own log.
+  Result<sim::ParallelPlan> SimulationPlan(const Recipe& recipe, const ClusterInfo& cluster,
+                                           int world) const override;
+  Result<std::string> RenderSimulatedLog(const Recipe& recipe, const sim::SimulatedRun& run) const override;
   LogParse ParseLog(std::string_view log) const override;
   Result<Measurement> Measure(const LogParse& parse, const Recipe& recipe) const override;
   Failure Triage(std::string_view log, const JobEnd& end) const override;

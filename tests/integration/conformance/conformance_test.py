@@ -84,6 +84,8 @@ def in_tree(args, scratch):
     recipes = [('megatron', os.path.join(args.source, 'workflows/recipes/minigpt.yaml'))]
     examples = os.path.join(args.source, 'workflows/examples/recipes')
     for name in sorted(os.listdir(examples)):
+        if not name.endswith('.yaml'):
+            continue  # a launch script beside its recipe (slime-*.sh)
         path = os.path.join(examples, name)
         stack = next(l.split(':', 1)[1].strip() for l in open(path) if l.startswith('stack:'))
         recipes.append((stack, path))

@@ -1,5 +1,5 @@
-// Every example campaign (workflows/examples/sim-*.yaml): its baseline recipe is valid Megatron
-// and fits in memory on the cluster the workflow describes, and the run is not trivially optimal.
+// Every example campaign (workflows/examples/sim-*.yaml): its baseline recipe is valid for its
+// stack and fits in memory on the cluster the workflow describes, and the run is not trivially optimal.
 #include <yaml-cpp/yaml.h>
 
 #include <catch2/catch.hpp>
@@ -58,7 +58,8 @@ TEST_CASE("every sim example campaign's baseline runs on its cluster", "[sim][sc
     REQUIRE(cluster.ok());
     auto recipe = LoadRecipeFile((dir / wf["recipe"].as<std::string>()).string());
     REQUIRE(recipe.ok());
-    CHECK(recipe->topology.WorldSize() == cluster->WorldSize());
+    // The GPUs a job occupies (slime: the training actors and the rollout engines).
+    CHECK(testing::StackForSim(*recipe)->Devices(*recipe) == cluster->WorldSize());
     // What a campaign runs: the stack's benchmark form of the recipe.
     auto form = testing::StackForSim(*recipe)->BenchmarkForm(*recipe);
     REQUIRE(form.ok());

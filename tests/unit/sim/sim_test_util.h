@@ -18,6 +18,7 @@
 #include "attune/recipe.h"
 #include "automodel_stack.h"
 #include "megatron_stack.h"
+#include "slime_stack.h"
 
 namespace attune::sim::testing {
 
@@ -80,8 +81,19 @@ inline const Stack* AutoModelStackForSim() {
   return stack.get();
 }
 
+// The slime stack, for slime recipes' dry runs (composed with its own Megatron stack).
+inline const Stack* SlimeStackForSim() {
+  static const std::unique_ptr<slime::SlimeStack> stack = [] {
+    auto opened = slime::SlimeStack::Open(ATTUNE_SOURCE_DIR);
+    if (!opened.ok()) FAIL("stacks/slime knowledge not loadable: " + opened.status().message());
+    return std::move(*opened);
+  }();
+  return stack.get();
+}
+
 // The stack plugin a recipe names, for the stacks the simulated cluster maps.
 inline const Stack* StackForSim(const Recipe& recipe) {
+  if (recipe.stack == "slime") return SlimeStackForSim();
   return recipe.stack == "automodel" ? AutoModelStackForSim() : MegatronStackForSim();
 }
 
@@ -92,7 +104,7 @@ inline JobSpec Spec(const std::string& name, const Recipe& recipe, const std::st
   s.job_dir = dir + "/" + name;
   s.log_path = s.job_dir + "/stdout.log";
   s.recipe = recipe;
-  s.devices = recipe.topology.WorldSize();
+  s.devices = s.stack->Devices(recipe);  // slime: the rollout GPUs too
   s.nodes = recipe.topology.nodes;
   s.time_limit_s = 3600;
   return s;
