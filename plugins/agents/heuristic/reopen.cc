@@ -88,6 +88,22 @@ bool Reopens(const ScoringContext& ctx, const Lever& lever, const MoveEstimate& 
   return false;
 }
 
+// True when every lost change takes its key back to a value one of the leader's ancestors had:
+// the loss undid a kept move, and says that move still wins, not that the context changed.
+bool UndoesKeptMove(const ScoringContext& ctx, const std::vector<Change>& lost) {
+  return std::all_of(lost.begin(), lost.end(),
+                     [&](const Change& c) { return AncestorHas(ctx, c.key, c.to); });
+}
+
+// True when a proposal already re-opened candidate `lost_id`: each loss is re-opened once, so a
+// loss costs at most one enabler and one retry whichever settings interact with it.
+bool AlreadyReopened(const ScoringContext& ctx, const std::string& lost_id) {
+  return std::any_of(
+      ctx.view->history.begin(), ctx.view->history.end(), [&](const CandidateRecord& r) {
+        return r.agent_meta.is_object() && r.agent_meta.value("reopens", "") == lost_id;
+      });
+}
+
 // The best re-opening of one lost candidate, or std::nullopt.
 std::optional<ReopenChoice> ReopenOf(const ScoringContext& ctx, const CandidateRecord& r,
                                      const std::vector<MoveEstimate>& estimates) {
@@ -100,7 +116,10 @@ std::optional<ReopenChoice> ReopenOf(const ScoringContext& ctx, const CandidateR
   const double prior = lost_lever->second->expected_speed;
   if (prior <= 0) return std::nullopt;  // because the catalog expects it to help nowhere
   std::vector<Change> lost = RebaseLost(ctx.view->leader, r.changes);
-  if (lost.empty() || TouchesBanned(ctx.tried, lost)) return std::nullopt;
+  if (lost.empty() || TouchesBanned(ctx.tried, lost) || UndoesKeptMove(ctx, lost) ||
+      AlreadyReopened(ctx, r.candidate_id)) {
+    return std::nullopt;
+  }
   std::optional<ReopenChoice> best;
   for (const MoveEstimate& e : estimates) {
     auto lever = ctx.levers.find(e.move->lever_id);

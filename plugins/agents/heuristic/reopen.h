@@ -15,7 +15,10 @@
 //            value one of the leader's ancestors had (the baseline included): the context before
 //            the kept move that introduced the one R lost in, measured, not an invented one;
 // when R's change was never measured from a base holding that value, and the recipe of the
-// enabler followed by R's change is untried.
+// enabler followed by R's change is untried. Not re-opened: a lost change that takes R back to a
+// value one of the leader's ancestors had (it undid a kept move: the loss says the move still
+// wins), and a lost candidate that a proposal already re-opened (each loss costs at most one
+// enabler and one retry, however many settings interact with it).
 // It is proposed like a pair (pairs.h), one lever per candidate: the enabler alone, with meta.then
 // naming R's change, then R's change from the enabler's candidate (a follow-up). Its value is the
 // enabler's own expected gain plus kPairConfidence × the re-opened gain, where the re-opened gain

@@ -25,15 +25,18 @@ constexpr const char* kEp = "--expert-model-parallel-size";
 constexpr const char* kDispatcher = "--moe-token-dispatcher-type";
 
 void AddMove(std::vector<Move>* moves, const Recipe& r, const std::string& lever,
-             const std::string& key, const std::string& to) {
+             const std::string& key, const std::optional<std::string>& to) {
   std::optional<std::string> from = attune::GetValue(r, key);
   if (from != to) moves->push_back({lever, {{key, from, to}}, "", {}});
 }
 
-// The fixture's moves plus expert parallelism (2..16) and the token dispatcher.
+// The fixture's moves plus expert parallelism (2..16), overlapped grad reduce and the token
+// dispatcher.
 std::vector<Move> MoeMoves(const Recipe& r) {
   std::vector<Move> moves = FakeMoves(r);
   for (const char* ep : {"2", "4", "8", "16"}) AddMove(&moves, r, "expert_parallel", kEp, ep);
+  AddMove(&moves, r, "overlap_grad_reduce", "--overlap-grad-reduce", "");
+  AddMove(&moves, r, "overlap_grad_reduce", "--overlap-grad-reduce", std::nullopt);
   for (const char* d : {"allgather", "alltoall"}) {
     AddMove(&moves, r, "token_dispatcher", kDispatcher, d);
   }
@@ -132,4 +135,38 @@ TEST_CASE("a lever that lost under the baseline's own setting is not re-opened",
   Proposal p = Ask(view);
   REQUIRE_FALSE(p.done);
   CHECK_FALSE(p.meta.contains("reopens"));
+}
+
+TEST_CASE("a loss that undid a kept move is not re-opened", "[agents][heuristic][reopen]") {
+  CampaignView view = MoeView();
+  Measure(&view, Step("expert_parallel", kEp, "4", "8"), "new_leader", 1.08);
+  Measure(&view, Step("token_dispatcher", kDispatcher, "allgather", "alltoall"), "new_leader", 1.5);
+  Measure(&view, Step("attention_backend", "--attention-backend", std::nullopt, "flash"),
+          "new_leader", 1.1);
+  // Going back to allgather loses: that says alltoall still wins, whatever EP is.
+  Measure(&view, Step("token_dispatcher", kDispatcher, "alltoall", "allgather"), "slower", 0.5);
+  Proposal p = Ask(view);
+  REQUIRE_FALSE(p.done);
+  CHECK_FALSE(p.meta.contains("reopens"));
+}
+
+TEST_CASE("each loss is re-opened once", "[agents][heuristic][reopen]") {
+  CampaignView view = MoeView();
+  // Two kept moves of levers that interact with the dispatcher: EP and overlapped grad reduce.
+  Measure(&view, Step("expert_parallel", kEp, "4", "8"), "new_leader", 1.08);
+  Measure(&view, Step("overlap_grad_reduce", "--overlap-grad-reduce", std::nullopt, ""),
+          "new_leader", 1.1);
+  Measure(&view, Step("attention_backend", "--attention-backend", std::nullopt, "flash"),
+          "new_leader", 1.1);
+  Measure(&view, Step("token_dispatcher", kDispatcher, "allgather", "alltoall"), "slower", 0.48);
+  Proposal back = Ask(view);
+  REQUIRE(back.meta.contains("reopens"));
+  Measure(&view, back, "slower", 0.95);
+  Proposal retry = Ask(view);
+  REQUIRE(retry.meta.contains("follow_up_of"));
+  Measure(&view, retry, "slower", 0.9);
+  // The other setting could be taken back too, but this loss was re-opened already.
+  Proposal next = Ask(view);
+  INFO(next.rationale);
+  CHECK_FALSE(next.meta.contains("reopens"));
 }
