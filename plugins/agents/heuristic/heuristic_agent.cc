@@ -12,6 +12,7 @@
 #include "options_schema.h"
 #include "pairs.h"
 #include "reading.h"
+#include "reopen.h"
 #include "scoring.h"
 
 namespace attune::agents {
@@ -113,6 +114,27 @@ Option SaverOption(const ScoringContext& ctx, const PairChoice& pair) {
             {"then", {{"lever_id", pair.hungry.lever_id},
                       {"changes", ChangesToJson(pair.hungry.changes)},
                       {"gain", pair.hungry_gain}}}};
+  return o;
+}
+
+// A re-opening (reopen.h) is proposed like a pair: the enabler alone, with the lost change it
+// re-opens in meta.then; the lost change follows from the enabler's candidate (FollowUps).
+Option ReopenOption(const ScoringContext& ctx, const ReopenChoice& c) {
+  const MoveEstimate& e = *c.enabler;
+  Option o = SingleOption(ctx, e);
+  o.gain = c.gain;
+  o.rationale = c.lost.lever_id + " [" + DescribeChanges(c.lost.changes) + "] lost " +
+                Percent(c.lost_effect) + " in " + c.lost_id + " under a setting of " +
+                e.move->lever_id + " that a kept move introduced → " + e.move->lever_id + " [" +
+                MoveText(*e.move) + "] takes it back to an ancestor's value, measured alone first, "
+                "then that change from it: expected " + Percent(c.gain) + " (" +
+                Percent(e.gain) + " + " + Fixed(kPairConfidence) + " × " +
+                Percent(c.reopened_gain) + ", half the larger of its prior and its loss)";
+  o.meta["expected_gain"] = c.gain;
+  o.meta["reopens"] = c.lost_id;
+  o.meta["then"] = {{"lever_id", c.lost.lever_id},
+                    {"changes", ChangesToJson(c.lost.changes)},
+                    {"gain", c.reopened_gain}};
   return o;
 }
 
@@ -247,8 +269,10 @@ void AddFollowUps(const ScoringContext& ctx, std::vector<Option>* out) {
       o.levers = {m.lever_id};
       o.gain = ratio * (1 + kPairConfidence * hungry_gain) - 1;
       o.order = static_cast<int>(i);
+      const bool reopen = r.agent_meta.contains("reopens");
       o.rationale = r.candidate_id + " (" + r.lever_id + ", " + Percent(ratio - 1) +
-                    " against the leader) made room for " + m.lever_id + " [" + MoveText(m) +
+                    " against the leader) " + (reopen ? "re-opened " : "made room for ") +
+                    m.lever_id + " [" + MoveText(m) +
                     "]: from " + r.candidate_id + " expected " + Percent(o.gain) +
                     " against the leader (" + Fixed(kPairConfidence) + " × " +
                     Percent(hungry_gain) + ")";
@@ -339,8 +363,17 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
         }
       }
     }
-    AddFollowUps(ctx, &options);
   }
+  if (std::optional<ReopenChoice> reopen = BestReopen(ctx, all)) {
+    for (Option& o : options) {
+      if (o.base_id.empty() && o.lever_id == reopen->enabler->move->lever_id &&
+          o.changes == reopen->enabler->move->changes && reopen->gain > o.gain) {
+        o = ReopenOption(ctx, *reopen);
+      }
+    }
+  }
+  // Follow-ups of pairs and of re-openings alike (a re-opening's meta.then is not about memory).
+  AddFollowUps(ctx, &options);
   AddParentOptions(view, ctx.tried, &options);
   std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
     if (a.gain != b.gain) return a.gain > b.gain;

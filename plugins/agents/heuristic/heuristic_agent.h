@@ -13,6 +13,10 @@
 //     value and meta.then naming the change; once the saver is measured (slower included), the
 //     change is proposed from the saver's candidate (base_id; meta.follow_up_of). After an OOM,
 //     memory-saving moves alone also get kPairConfidence × the OOMed change's gain;
+//  4b. RE-OPENINGS (reopen.h) become two candidates the same way: when a lever lost under a
+//     setting that a kept move introduced and that interacts with it, the move taking that
+//     setting back to an ancestor's value is proposed alone (meta.reopens, meta.then naming the
+//     lost change), then the lost change from its candidate (a follow-up, as for pairs);
 //  5. value every untried legal move of the other measured candidates (view.parents) against the
 //     leader: (parent / leader) × (1 + gain from the parent) − 1 — how winners within noise
 //     combine;

@@ -87,8 +87,8 @@ std::vector<std::string> Addresses(const Lever& lever, int direction, double spe
   return out;
 }
 
-// The measured effect of a past candidate relative to its base (+0.1 = 10% faster), when both
-// speedups are known.
+}  // namespace
+
 std::optional<double> MeasuredEffect(const CampaignView& view, const CandidateRecord& r) {
   if (!r.speedup_vs_baseline) return std::nullopt;
   double base = 1;
@@ -100,6 +100,8 @@ std::optional<double> MeasuredEffect(const CampaignView& view, const CandidateRe
   }
   return base > 0 ? std::optional<double>(*r.speedup_vs_baseline / base - 1) : std::nullopt;
 }
+
+namespace {
 
 // The prior blended with what this campaign measured for the same lever and direction (each
 // measurement counts as much as the prior), scaled per step.
@@ -114,6 +116,41 @@ double BlendMeasured(const ScoringContext& ctx, const Lever& lever, int directio
     std::optional<double> effect = MeasuredEffect(*ctx.view, r);
     if (!effect) continue;
     sum += *effect / std::max(1.0, shape.steps);
+    ++n;
+  }
+  return sum / n;
+}
+
+// The peak memory of a record's base (the baseline's or a measured candidate's), when known.
+std::optional<double> BasePeak(const CampaignView& view, const CandidateRecord& r) {
+  if (r.base_id == "baseline") {
+    if (!view.baseline_measurement) return std::nullopt;
+    return view.baseline_measurement->peak_memory_gib;
+  }
+  auto it = std::find_if(view.history.begin(), view.history.end(),
+                         [&](const CandidateRecord& b) { return b.candidate_id == r.base_id; });
+  if (it == view.history.end() || !it->measurement) return std::nullopt;
+  return it->measurement->peak_memory_gib;
+}
+
+// The lever's forward memory prior per step blended with what this campaign measured for it
+// (each measurement counts as much as the prior, as for speed). Memory is physical, so a reverse
+// measurement is read as the inverse of a forward one: EP 4 -> 8 using 79% of the memory says
+// EP 8 -> 4 needs 1/0.79. Without this a pessimistic catalog prior keeps a move that fits out for
+// the whole campaign (a saver taken for a pair could never be undone).
+double BlendMeasuredMemory(const ScoringContext& ctx, const Lever& lever, double prior) {
+  double sum = prior;
+  int n = 1;
+  for (const CandidateRecord& r : ctx.view->history) {
+    if (r.lever_id != lever.id || r.changes.empty() || !r.measurement) continue;
+    std::optional<double> peak = r.measurement->peak_memory_gib;
+    std::optional<double> base = BasePeak(*ctx.view, r);
+    if (!peak || !base || *peak <= 0 || *base <= 0) continue;
+    MoveShape shape = ShapeOf(r.changes, &lever, &ctx.defaults);
+    double ratio = shape.direction > 0 ? *peak / *base : *base / *peak;
+    // The inverse of EstimateMove's size rule: growth is linear in 2^steps - 1, savings compound.
+    sum += ratio > 1 ? (ratio - 1) / (std::exp2(shape.steps) - 1)
+                     : std::pow(ratio, 1 / shape.steps) - 1;
     ++n;
   }
   return sum / n;
@@ -264,7 +301,8 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
   e.speed += ShapeCorrection(ctx, move);
   // A reverse move undoes the forward factor: if doubling TP keeps 65% of the memory, halving it
   // needs 1/0.65 = 154%, not 135%.
-  double forward_memory = std::max(-0.9, lever.expected_memory * shape.strength);
+  double forward_memory =
+      std::max(-0.9, BlendMeasuredMemory(ctx, lever, lever.expected_memory) * shape.strength);
   double base_memory =
       shape.direction > 0 ? forward_memory : 1 / (1 + forward_memory) - 1;
   // Memory a larger setting uses grows with the value (activations scale with micro-batch);

@@ -27,7 +27,9 @@
 // Lessons of past campaigns replace the speed prior of a forward move by the mean of the prior and
 // the observed effects (the prior counts as one observation, at most three lessons count). Then
 // what this campaign measured for the same lever and direction (speedup over its base, per step)
-// is averaged in the same way.
+// is averaged in the same way. The memory prior too is averaged with each measured memory change
+// of the lever (peak over its base's peak, per step), a reverse measurement read as the inverse of
+// a forward one.
 // A move is infeasible (never proposed) when its predicted peak exceeds kMemoryLimit of device
 // memory, or it moves a numeric key forward to a value at or above one that already ran out of
 // memory, or with PP>1 when a larger micro-batch would grow the pipeline bubble more than it gains.
@@ -81,6 +83,10 @@ struct MoveEstimate {
 };
 
 MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order);
+
+// The measured effect of a past candidate relative to its base (+0.1 = 10% faster), when both
+// speedups are known.
+std::optional<double> MeasuredEffect(const CampaignView& view, const CandidateRecord& r);
 
 // The direction and size of a move's main change (the first change on one of the lever's keys).
 struct MoveShape {

@@ -77,6 +77,28 @@ TEST_CASE("a measured slowdown of a lever lowers its next estimate", "[agents][s
   CHECK(after < before);
 }
 
+TEST_CASE("a measured memory change replaces part of the lever's memory prior",
+          "[agents][scoring]") {
+  attune::CampaignView view = attune::testing::MakeView(30.0);
+  // Micro-batch 1 -> 2 used 10% more memory where the catalog expects 35%: the next estimate
+  // averages the two, and the reverse move reads the same measurement inverted.
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = "micro_batch_size";
+  r.changes = {{"--micro-batch-size", "1", "2"}};
+  r.outcome = attune::Outcome::kWithinNoise;
+  r.measurement = view.baseline_measurement;
+  r.measurement->peak_memory_gib = 33.0;
+  view.history.push_back(r);
+  auto ctx = MakeScoringContext(view);
+  Move up{"micro_batch_size", {{"--micro-batch-size", "2", "4"}}, "", {}};
+  Move down{"micro_batch_size", {{"--micro-batch-size", "2", "1"}}, "", {}};
+  const double forward = (0.35 + 0.10) / 2;
+  CHECK(EstimateMove(ctx, up, 0).memory == Approx(forward));
+  CHECK(EstimateMove(ctx, down, 1).memory == Approx(1 / (1 + forward) - 1));
+}
+
 TEST_CASE("a failed move bans its lever's change but not the companion that came with it",
           "[agents][history]") {
   attune::CampaignView view = attune::testing::MakeView(30.0);
