@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +40,10 @@ struct SpaceResult {
   int depth = 0;
   bool truncated = false;    // hit max_states before exhausting the depth
   bool beamed = false;       // some level had more feasible recipes than the beam kept
+  // The search is not exhaustive past its depth and beam: when an agent's final leader is faster
+  // than what it found, that leader is the best known and every run is scored against it.
+  double searched_best_tps = 0;
+  std::string raised_by;     // the agent whose leader raised best_tps ("" when none did)
 };
 
 // One campaign, as read back from its event log.
@@ -61,6 +66,8 @@ struct CampaignOutcome {
   // leader's noise-free throughput over the baseline's; a campaign that stopped early keeps its
   // last leader).
   double speedup_at_budget[3] = {0, 0, 0};
+  // (GPU-hours charged, the leader's noise-free throughput) at each leader change.
+  std::vector<std::pair<double, double>> trajectory;
 };
 
 inline constexpr double kBudgetCheckpoints[3] = {0.25, 0.5, 1.0};

@@ -142,7 +142,28 @@ CampaignOutcome ReadOutcome(const std::vector<json>& events, const Recipe& basel
   out.final_tps = t.leader_tps;
   out.final_speedup = space.baseline_tps > 0 ? t.leader_tps / space.baseline_tps : 0;
   out.fraction_of_best = space.best_tps > 0 ? t.leader_tps / space.best_tps : 0;
+  out.trajectory = t.steps;
   return out;
+}
+
+void RaiseBestToLeaders(SpaceResult* space, std::vector<CampaignOutcome>* outcomes) {
+  space->searched_best_tps = space->best_tps;
+  for (const CampaignOutcome& o : *outcomes) {
+    if (o.error.empty() && o.final_tps > space->best_tps) {
+      space->best_tps = o.final_tps;
+      space->raised_by = o.agent;
+    }
+  }
+  for (CampaignOutcome& o : *outcomes) {
+    o.fraction_of_best = space->best_tps > 0 ? o.final_tps / space->best_tps : 0;
+    o.gpu_hours_to_90.reset();
+    for (const auto& [charged, tps] : o.trajectory) {
+      if (space->best_tps > 0 && tps >= 0.9 * space->best_tps) {
+        o.gpu_hours_to_90 = charged;
+        break;
+      }
+    }
+  }
 }
 
 CampaignOutcome RunCampaign(const BenchOptions& o, const CampaignRequest& r,

@@ -43,6 +43,11 @@ CampaignOutcome RunCampaign(const BenchOptions& options, const CampaignRequest& 
 CampaignOutcome ReadOutcome(const std::vector<nlohmann::json>& events, const Recipe& baseline,
                             const SpaceResult& space, Evaluator* evaluator, double budget_gpu_hours);
 
+// Scores a scenario's runs against the best known recipe: the search's best, or a final leader
+// that beat it (the search stops at its depth and beam). Recomputes each run's share of the best
+// and GPU-hours to 90% from its trajectory.
+void RaiseBestToLeaders(SpaceResult* space, std::vector<CampaignOutcome>* outcomes);
+
 }  // namespace attune::bench
 
 #endif  // ATTUNE_TOOLS_BENCH_TUNERS_CAMPAIGN_RUNS_H_

@@ -174,6 +174,12 @@ int main(int argc, char** argv) {
               << space.best_change << ")\n";
     if (exhaustive_only) continue;
     auto some = RunScenario(o, *scenario, space, evaluator->get());
+    RaiseBestToLeaders(&space, &some);
+    if (!space.raised_by.empty()) {
+      std::cerr << stem << ": " << space.raised_by << "'s leader (" << space.best_tps
+                << " tok/s/GPU) beat the search's best; runs are scored against it\n";
+    }
+    spaces[stem] = space;
     outcomes.insert(outcomes.end(), some.begin(), some.end());
   }
   std::vector<AgentRow> rows = Aggregate(outcomes);

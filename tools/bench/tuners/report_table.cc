@@ -68,7 +68,12 @@ void PrintTable(const std::map<std::string, SpaceResult>& spaces,
     if (s != spaces.end() && s->second.baseline_tps > 0) {
       best = F("%.3fx", s->second.best_tps / s->second.baseline_tps) + " (" +
              std::to_string(s->second.depth) + ", " + std::to_string(s->second.evaluated) +
-             (s->second.truncated ? ", truncated" : "") + (s->second.beamed ? ", beam" : "") + ")";
+             (s->second.truncated ? ", truncated" : "") + (s->second.beamed ? ", beam" : "") +
+             (s->second.raised_by.empty()
+                  ? std::string()
+                  : "; search " + F("%.3fx", s->second.searched_best_tps / s->second.baseline_tps) +
+                        ", raised by " + s->second.raised_by) +
+             ")";
     }
     out << "| " << r.workflow << " | " << best << " | " << r.agent << " | "
         << F("%.3fx", r.mean_speedup) << " | " << F("%.1f%%", 100 * r.mean_fraction) << " | "
