@@ -175,6 +175,36 @@ class FakeTorchrunTest(unittest.TestCase):
                 self.assertFalse(alive(pid), 'torchrun %d still runs' % pid)
 
 
+    def fake(self, bin_dir, script):
+        path = os.path.join(bin_dir, 'torchrun')
+        with open(path, 'w') as f:
+            f.write('#!/bin/sh\n' + script)
+        os.chmod(path, 0o755)
+
+    def test_a_failed_worker_report_ends_the_job_while_torchrun_waits_in_its_exit_barrier(self):
+        with tempfile.TemporaryDirectory() as bin_dir:
+            # torch.distributed.elastic's report, then the exit barrier (up to 5 minutes).
+            self.fake(bin_dir, 'case "$*" in *"--node_rank 1 "*) echo "ERROR:torch.distributed.'
+                      'elastic.multiprocessing.api:failed (exitcode: 3) local_rank: 0 (pid: 1) of '
+                      'binary: x" >&2;; esac\nexec sleep 30\n')
+            start = time.time()
+            d = Driver(['--nnodes', '2', '--gpus-per-node', '1', '--', 'torchrun', 'train.py'],
+                       path_first=bin_dir)
+            self.assertEqual(d.wait(), tor.TORCHRUN_WORKER_FAILED, d.text())
+            self.assertLess(time.time() - start, 20)
+            self.assertIn('node 1: a worker failed with exit code 3', d.text())
+            for pid in d.torchrun_pids():
+                self.assertFalse(alive(pid), 'torchrun %d still runs' % pid)
+
+    def test_with_max_restarts_a_failed_worker_is_left_to_torchrun(self):
+        with tempfile.TemporaryDirectory() as bin_dir:
+            self.fake(bin_dir, 'echo "ERROR:torch.distributed.elastic.multiprocessing.api:failed '
+                      '(exitcode: 3) local_rank: 0 (pid: 1) of binary: x" >&2; sleep 1; exit 0\n')
+            d = Driver(['--nnodes', '2', '--gpus-per-node', '1', '--', 'torchrun',
+                        '--max-restarts', '2', 'train.py'], path_first=bin_dir)
+            self.assertEqual(d.wait(), 0, d.text())
+
+
 @unittest.skipIf(subprocess.run(['/usr/bin/python3', '-c', 'import torch'],
                                 capture_output=True).returncode != 0, 'no torch')
 class RealTorchrunTest(unittest.TestCase):
