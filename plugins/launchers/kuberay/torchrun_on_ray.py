@@ -33,7 +33,7 @@ needs installing in the image beyond Ray and PyTorch):
         torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 ...
 
 Exit status: the recipe's, 2 for a command it cannot run (a wrong --nproc-per-node), 3 when the
-placement group is not ready in --placement-timeout-s.
+placement group is not ready in --placement-timeout-s, 127 when torchrun cannot be started.
 """
 
 import argparse
@@ -59,6 +59,7 @@ _MANAGED = {'nnodes', 'node_rank', 'master_addr', 'master_port', 'rdzv_backend',
 _TORCHRUN_MODULES = ('torch.distributed.run', 'torch.distributed.launch')
 USAGE_ERROR = 2
 PLACEMENT_TIMEOUT = 3
+CANNOT_START = 127  # as a shell says for a command it cannot find
 STDERR_TAIL = 40
 # torch.distributed.elastic's report of a worker that failed (torch 1.9 to 2.x).
 _WORKER_FAILED = re.compile(r'failed \(exitcode: (-?\d+)\) local_rank: \d+')
@@ -169,16 +170,20 @@ class NodeRunner:
         return ray.util.get_node_ip_address(), port
 
     def start(self, command, cwd):
+        """(torchrun's pid, None), or (None, why it could not start)."""
         if not os.path.isdir(cwd):
             cwd = None  # because the node's image may lack the driver's directory; Ray's is used
-        self.proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     start_new_session=True, preexec_fn=_die_with_parent)
+        try:
+            self.proc = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         start_new_session=True, preexec_fn=_die_with_parent)
+        except OSError as e:
+            return None, '%s: %s' % (command[0], e)
         for stream, name in ((self.proc.stdout, 'out'), (self.proc.stderr, 'err')):
             t = threading.Thread(target=self._read, args=(stream, name), daemon=True)
             t.start()
             self.readers.append(t)
-        return self.proc.pid
+        return self.proc.pid, None
 
     def _read(self, stream, name):
         for raw in iter(stream.readline, b''):
@@ -290,9 +295,15 @@ class Driver:
             command = node_command(a.command, a.nnodes, i, master_addr, master_port,
                                    a.gpus_per_node)
             starts.append(actor.start.remote(command, cwd))
-        pids = self.ray.get(starts)
-        self.tags = ['(torchrun_node%d pid=%d, ip=%s) ' % (i, pid, addresses[i][0])
-                     for i, pid in enumerate(pids)]
+        started = self.ray.get(starts)
+        self.tags = ['(torchrun_node%d pid=%s, ip=%s) ' % (i, pid, addresses[i][0])
+                     for i, (pid, _) in enumerate(started)]
+        errors = ['node %d: %s' % (i, why) for i, (_, why) in enumerate(started) if why]
+        if errors:
+            self.say('could not start torchrun (is it on PATH in the image?): ' + '; '.join(errors))
+            self.stop([i for i, (pid, _) in enumerate(started) if pid])
+            return False
+        return True
 
     def emit(self, node, lines):
         for stream, text in lines:
@@ -316,7 +327,7 @@ class Driver:
                 elif code == 0:
                     running.discard(i)
             if failed:
-                _, node, code, worker_code = min(failed)
+                _, node, code, worker_code = min(failed, key=lambda f: (f[0], f[1]))
                 return self.fail(node, code, worker_code, running)
             if self.stopping:
                 self.say('%s: stopping %d torchrun(s)' % (signal.Signals(self.stopping).name,
@@ -366,7 +377,8 @@ class Driver:
                      % (self.args.placement_timeout_s, self.args.nnodes, self.args.gpus_per_node,
                         self.args.cpus_per_node))
             return PLACEMENT_TIMEOUT
-        self.start_actors()
+        if not self.start_actors():
+            return CANNOT_START
         return self.supervise()
 
     def cleanup(self):

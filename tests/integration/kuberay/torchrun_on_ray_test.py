@@ -196,6 +196,12 @@ class FakeTorchrunTest(unittest.TestCase):
             for pid in d.torchrun_pids():
                 self.assertFalse(alive(pid), 'torchrun %d still runs' % pid)
 
+    def test_a_torchrun_that_cannot_start_is_named(self):
+        d = Driver(['--nnodes', '2', '--gpus-per-node', '1', '--', '/nonexistent/torchrun', 'x.py'])
+        self.assertEqual(d.wait(), tor.CANNOT_START, d.text())
+        self.assertIn('could not start torchrun', d.text())
+        self.assertIn('/nonexistent/torchrun', d.text())
+
     def test_with_max_restarts_a_failed_worker_is_left_to_torchrun(self):
         with tempfile.TemporaryDirectory() as bin_dir:
             self.fake(bin_dir, 'echo "ERROR:torch.distributed.elastic.multiprocessing.api:failed '
