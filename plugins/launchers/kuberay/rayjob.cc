@@ -316,6 +316,14 @@ namespace {
 // command under the Ray driver that starts one torchrun per worker (torchrun_driver.h).
 Result<std::string> EntrypointFor(const LaunchSpec& launch, const Shape& shape) {
   const std::vector<std::string> argv = WithoutRaySubmit(launch.argv);
+  if (shape.workers && !argv.empty() && argv[0].substr(argv[0].rfind('/') + 1) == "deepspeed") {
+    return Status::InvalidArgument(
+        "kuberay launcher: the recipe launches with deepspeed, which runs where the RayJob's "
+        "entrypoint runs (the head pod) and reaches other nodes over ssh with a hostfile, but "
+        "layout 'workers' puts the GPUs on worker pods; launch the recipe with torchrun (it then "
+        "runs under the launcher's Ray driver, one torchrun per worker pod), or run a one-node "
+        "recipe with layout 'head'");
+  }
   if (!shape.workers || !IsTorchrun(argv)) return Entrypoint(launch);
   LaunchSpec driven = launch;
   ATTUNE_ASSIGN_OR_RETURN(driven.argv, TorchrunOnRay(argv, shape.replicas, shape.gpus_per_worker));

@@ -72,7 +72,8 @@ struct RenderedRayJob {
 // torchrun entry point runs under the Ray driver torchrun_on_ray.py, one torchrun per worker pod
 // (torchrun_driver.h). Fails (kInvalidArgument) for what cannot run as asked: a multi-node recipe
 // with layout head, a torchrun recipe whose --nproc-per-node is not the GPUs per worker or whose
-// --nnodes is not the worker count, values Kubernetes would refuse.
+// --nnodes is not the worker count, a deepspeed recipe on worker pods (its launcher needs ssh),
+// values Kubernetes would refuse.
 Result<RenderedRayJob> RenderRayJob(const JobSpec& spec, const KubeRayOptions& options,
                                     const JobIdentity& id);
 

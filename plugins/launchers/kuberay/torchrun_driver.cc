@@ -53,7 +53,8 @@ TorchrunParts Split(const std::vector<std::string>& argv) {
   const size_t head = argv[0].substr(argv[0].rfind('/') + 1) == "torchrun" ? 1 : 3;
   parts.launcher.assign(argv.begin(), argv.begin() + static_cast<long>(head));
   size_t i = head;
-  while (i < argv.size() && !argv[i].empty() && argv[i][0] == '-') {
+  // A lone "-" or "--" is no option (and has no name): the script part starts there.
+  while (i < argv.size() && argv[i].size() > 1 && argv[i][0] == '-' && argv[i] != "--") {
     Option o{OptionName(argv[i]), {argv[i]}};
     if (argv[i].find('=') == std::string::npos && kValued.count(o.name) && i + 1 < argv.size()) {
       o.words.push_back(argv[i + 1]);

@@ -87,7 +87,7 @@ def split_torchrun(argv):
         raise UsageError("not a torchrun command: '%s' (expected torchrun or python3 -m "
                          "torch.distributed.run)" % ' '.join(argv[:3]))
     options, i = [], head
-    while i < len(argv) and argv[i].startswith('-'):
+    while i < len(argv) and len(argv[i]) > 1 and argv[i].startswith('-') and argv[i] != '--':
         name = _option_name(argv[i])
         words = [argv[i]]
         if '=' not in argv[i] and name in _VALUED and i + 1 < len(argv):

@@ -200,6 +200,10 @@ TEST_CASE("what cannot run as asked is refused before anything is submitted", "[
   auto nodes = Render(Spec({"torchrun", "--nproc-per-node", "8", "--nnodes", "3", "pretrain_gpt.py"}, 2, 8));
   REQUIRE_FALSE(nodes.ok());
   CHECK_THAT(nodes.status().message(), Catch::Contains("--nnodes 3") && Catch::Contains("2 worker pods"));
+  // deepspeed's launcher needs ssh and a hostfile: it cannot reach worker pods.
+  auto deepspeed = Render(Spec({"deepspeed", "--num_nodes", "2", "--num_gpus", "8", "pretrain_gpt.py"}, 2, 8));
+  REQUIRE_FALSE(deepspeed.ok());
+  CHECK_THAT(deepspeed.status().message(), Catch::Contains("deepspeed") && Catch::Contains("with torchrun"));
   auto script = Render(Spec({"torchrun", "--nproc-per-node", "8"}, 2, 8));
   REQUIRE_FALSE(script.ok());
   CHECK_THAT(script.status().message(), Catch::Contains("no training script"));
