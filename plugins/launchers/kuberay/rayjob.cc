@@ -7,6 +7,7 @@
 
 #include "attune/hash.h"
 #include "attune/recipe.h"
+#include "torchrun_driver.h"
 
 namespace attune::kuberay {
 namespace {
@@ -29,13 +30,6 @@ std::vector<std::string> WithoutRaySubmit(const std::vector<std::string>& argv) 
     if (argv[i] == "--") return {argv.begin() + static_cast<long>(i) + 1, argv.end()};
   }
   return argv;
-}
-
-bool IsTorchrun(const std::vector<std::string>& argv) {
-  if (argv.empty()) return false;
-  std::string program = argv[0].substr(argv[0].rfind('/') + 1);
-  if (program == "torchrun") return true;
-  return argv.size() > 2 && argv[1] == "-m" && argv[2] == "torch.distributed.run";
 }
 
 Json PairsToObject(const std::vector<std::pair<std::string, std::string>>& pairs) {
@@ -116,8 +110,7 @@ struct Shape {
   int gpus_per_worker = 0;
 };
 
-Result<Shape> ResolveShape(const JobSpec& spec, const KubeRayOptions& o,
-                           const std::vector<std::string>& argv) {
+Result<Shape> ResolveShape(const JobSpec& spec, const KubeRayOptions& o) {
   // The engine's request (Stack::Devices on JobNodes nodes): slime's rollout engines add GPUs and
   // nodes beyond the training topology. A spec without one falls back to the topology.
   const int nodes = std::max(1, spec.nodes > 0 ? spec.nodes : spec.recipe.topology.nodes);
@@ -129,18 +122,11 @@ Result<Shape> ResolveShape(const JobSpec& spec, const KubeRayOptions& o,
     if (nodes > 1) {
       return Status::InvalidArgument(
           "kuberay launcher: layout 'head' puts the job on one pod, but the recipe has " +
-          std::to_string(nodes) + " nodes; use layout 'workers' (Ray-native entry points) or a "
-          "single-node recipe");
+          std::to_string(nodes) + " nodes; use layout 'workers' (one worker pod per node; torchrun "
+          "recipes then run under the launcher's Ray driver) or a single-node recipe");
     }
     s.head_gpus = o.head_gpus >= 0 ? o.head_gpus : per_node;
     return s;
-  }
-  if (IsTorchrun(argv)) {
-    return Status::InvalidArgument(
-        "kuberay launcher: the recipe launches with torchrun, which runs where the RayJob's "
-        "entrypoint runs (the head pod), but layout 'workers' puts the GPUs on worker pods. "
-        "Single-node torchrun recipes run with layout 'head'; multi-node Megatron recipes need a "
-        "Ray-native entry point (slime's train.py) on KubeRay; see docs/kuberay.md");
   }
   s.head_gpus = std::max(0, o.head_gpus);
   s.replicas = nodes;
@@ -324,10 +310,32 @@ Result<std::string> Entrypoint(const LaunchSpec& launch) {
   return command;
 }
 
+namespace {
+
+// The entrypoint for `shape`: the stack's command, or with the GPUs on worker pods a torchrun
+// command under the Ray driver that starts one torchrun per worker (torchrun_driver.h).
+Result<std::string> EntrypointFor(const LaunchSpec& launch, const Shape& shape) {
+  const std::vector<std::string> argv = WithoutRaySubmit(launch.argv);
+  if (shape.workers && !argv.empty() && argv[0].substr(argv[0].rfind('/') + 1) == "deepspeed") {
+    return Status::InvalidArgument(
+        "kuberay launcher: the recipe launches with deepspeed, which runs where the RayJob's "
+        "entrypoint runs (the head pod) and reaches other nodes over ssh with a hostfile, but "
+        "layout 'workers' puts the GPUs on worker pods; launch the recipe with torchrun (it then "
+        "runs under the launcher's Ray driver, one torchrun per worker pod), or run a one-node "
+        "recipe with layout 'head'");
+  }
+  if (!shape.workers || !IsTorchrun(argv)) return Entrypoint(launch);
+  LaunchSpec driven = launch;
+  ATTUNE_ASSIGN_OR_RETURN(driven.argv, TorchrunOnRay(argv, shape.replicas, shape.gpus_per_worker));
+  return Entrypoint(driven);
+}
+
+}  // namespace
+
 Result<RenderedRayJob> RenderRayJob(const JobSpec& spec, const KubeRayOptions& o,
                                     const JobIdentity& id) {
-  ATTUNE_ASSIGN_OR_RETURN(std::string entrypoint, Entrypoint(spec.launch));
-  ATTUNE_ASSIGN_OR_RETURN(Shape shape, ResolveShape(spec, o, WithoutRaySubmit(spec.launch.argv)));
+  ATTUNE_ASSIGN_OR_RETURN(Shape shape, ResolveShape(spec, o));
+  ATTUNE_ASSIGN_OR_RETURN(std::string entrypoint, EntrypointFor(spec.launch, shape));
   Json job_spec{{"entrypoint", entrypoint},
                 {"submissionMode", SubmissionModeName(o.submission_mode)},
                 {"shutdownAfterJobFinishes", o.shutdown_after_job_finishes},

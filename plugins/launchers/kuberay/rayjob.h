@@ -68,9 +68,12 @@ struct RenderedRayJob {
   int gpus_per_worker = 0;
 };
 
-// The RayJob for `spec`. Fails (kInvalidArgument) for what cannot run as asked: a torchrun
-// entry point when the GPUs are on worker pods (the entrypoint runs on the head), a multi-node
-// recipe with layout head, values Kubernetes would refuse.
+// The RayJob for `spec`. With the GPUs on worker pods (layout workers, or auto with nodes > 1) a
+// torchrun entry point runs under the Ray driver torchrun_on_ray.py, one torchrun per worker pod
+// (torchrun_driver.h). Fails (kInvalidArgument) for what cannot run as asked: a multi-node recipe
+// with layout head, a torchrun recipe whose --nproc-per-node is not the GPUs per worker or whose
+// --nnodes is not the worker count, a deepspeed recipe on worker pods (its launcher needs ssh),
+// values Kubernetes would refuse.
 Result<RenderedRayJob> RenderRayJob(const JobSpec& spec, const KubeRayOptions& options,
                                     const JobIdentity& id);
 

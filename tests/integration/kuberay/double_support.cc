@@ -167,6 +167,18 @@ Run Kubectl(const std::vector<std::string>& args, const std::string& input, bool
   return out;
 }
 
+Run ServerValidates(Json manifest, const std::string& ns) {
+  Run r = Kubectl({"create", "--dry-run=server", "-n", ns, "-f", "-"}, manifest.dump());
+  if (r.code == 0 || r.err.find("doesn't support dry-run") == std::string::npos) return r;
+  static int counter = 0;
+  const std::string name = UniqueName("validate-" + std::to_string(++counter));
+  manifest["metadata"]["name"] = name;
+  manifest["spec"]["suspend"] = true;
+  r = Kubectl({"create", "-n", ns, "-f", "-"}, manifest.dump());
+  if (r.code == 0) Kubectl({"delete", "rayjob", name, "-n", ns, "--wait=false"});
+  return r;
+}
+
 Json Options(const Json& extra) {
   Json o{{"namespace", kNamespace},
          {"image", "rayproject/ray:2.9.0-py310"},

@@ -56,6 +56,12 @@ struct Run {
 Run Kubectl(const std::vector<std::string>& args, const std::string& input = "",
             bool as_launcher = false);
 
+// Does the API server (the double, with its CRD validation) accept this RayJob? `kubectl create
+// --dry-run=server` where kubectl supports it for custom resources; kubectl 1.20 decides that from
+// OpenAPI v2, which the double serves empty, so there the RayJob is created suspended (KubeRay
+// creates nothing for it) under a fresh name, and deleted.
+Run ServerValidates(nlohmann::json manifest, const std::string& ns);
+
 // Launcher options for the double: namespace team-a, the launcher's kubeconfig, quick polls and
 // retries, plus `extra`.
 nlohmann::json Options(const nlohmann::json& extra = nlohmann::json::object());

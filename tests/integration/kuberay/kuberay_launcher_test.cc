@@ -51,22 +51,6 @@ bool NoLiveDriver(const std::string& k8s_name) {
   return false;
 }
 
-// Does the API server (the double, with its CRD validation) accept this RayJob? `kubectl create
-// --dry-run=server` where kubectl supports it for custom resources; kubectl 1.20 decides that from
-// OpenAPI v2, which the double serves empty, so there the RayJob is created suspended (KubeRay
-// creates nothing for it) under a fresh name, and deleted.
-Run ServerValidates(Json manifest, const std::string& ns) {
-  Run r = Kubectl({"create", "--dry-run=server", "-n", ns, "-f", "-"}, manifest.dump());
-  if (r.code == 0 || r.err.find("doesn't support dry-run") == std::string::npos) return r;
-  static int counter = 0;
-  const std::string name = UniqueName("validate-" + std::to_string(++counter));
-  manifest["metadata"]["name"] = name;
-  manifest["spec"]["suspend"] = true;
-  r = Kubectl({"create", "-n", ns, "-f", "-"}, manifest.dump());
-  if (r.code == 0) Kubectl({"delete", "rayjob", name, "-n", ns, "--wait=false"});
-  return r;
-}
-
 }  // namespace
 
 TEST_CASE("a job runs as one RayJob: polled to success, log kept in its folder, charged GPUs x "

@@ -2,13 +2,16 @@
 // from RayJob status to the engine's states, and the classification of kubectl's errors.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "attune/recipe.h"
 #include "kubectl.h"
 #include "kuberay_options.h"
 #include "rayjob.h"
 #include "status_map.h"
+#include "torchrun_driver.h"
 
 namespace attune::kuberay {
 namespace {
@@ -180,12 +183,88 @@ TEST_CASE("a disaggregated slime job gets its rollout GPUs too: the engine's req
 }
 
 TEST_CASE("what cannot run as asked is refused before anything is submitted", "[kuberay][render]") {
-  auto torchrun = Render(Spec({"torchrun", "--nnodes", "2", "pretrain_gpt.py"}, 2, 8));
-  REQUIRE_FALSE(torchrun.ok());
-  CHECK_THAT(torchrun.status().message(), Catch::Contains("torchrun") && Catch::Contains("head pod"));
   auto head = Render(Spec({"python3", "train.py"}, 2, 8), {{"layout", "head"}});
   REQUIRE_FALSE(head.ok());
-  CHECK_THAT(head.status().message(), Catch::Contains("2 nodes"));
+  CHECK_THAT(head.status().message(), Catch::Contains("2 nodes") && Catch::Contains("layout 'workers'"));
+  // torchrun under the Ray driver: as many processes per node as a worker pod has GPUs...
+  auto nproc = Render(Spec({"torchrun", "--nproc-per-node", "8", "--nnodes", "2", "pretrain_gpt.py"}, 2, 8),
+                      {{"gpus_per_worker", 4}});
+  REQUIRE_FALSE(nproc.ok());
+  CHECK_THAT(nproc.status().message(),
+             Catch::Contains("--nproc-per-node 8") && Catch::Contains("4 GPUs (gpus_per_worker)") &&
+                 Catch::Contains("set gpus_per_worker: 8"));
+  auto word = Render(Spec({"torchrun", "--nproc-per-node=gpu", "pretrain_gpt.py"}, 2, 8));
+  REQUIRE_FALSE(word.ok());
+  CHECK_THAT(word.status().message(), Catch::Contains("--nproc-per-node gpu"));
+  // ...and as many nodes as the job has worker pods.
+  auto nodes = Render(Spec({"torchrun", "--nproc-per-node", "8", "--nnodes", "3", "pretrain_gpt.py"}, 2, 8));
+  REQUIRE_FALSE(nodes.ok());
+  CHECK_THAT(nodes.status().message(), Catch::Contains("--nnodes 3") && Catch::Contains("2 worker pods"));
+  // deepspeed's launcher needs ssh and a hostfile: it cannot reach worker pods.
+  auto deepspeed = Render(Spec({"deepspeed", "--num_nodes", "2", "--num_gpus", "8", "pretrain_gpt.py"}, 2, 8));
+  REQUIRE_FALSE(deepspeed.ok());
+  CHECK_THAT(deepspeed.status().message(), Catch::Contains("deepspeed") && Catch::Contains("with torchrun"));
+  auto script = Render(Spec({"torchrun", "--nproc-per-node", "8"}, 2, 8));
+  REQUIRE_FALSE(script.ok());
+  CHECK_THAT(script.status().message(), Catch::Contains("no training script"));
+}
+
+TEST_CASE("a multi-node torchrun recipe runs under the Ray driver, one torchrun per worker pod",
+          "[kuberay][render]") {
+  auto r = Render(Spec({"torchrun", "--nproc-per-node", "8", "--nnodes", "2", "--node-rank", "0",
+                        "--master-addr", "10.0.0.9", "--master_port=6000", "--rdzv-backend", "c10d",
+                        "--standalone", "pretrain_gpt.py", "--num-layers", "32", "--nnodes", "7"},
+                       2, 8));
+  REQUIRE(r.ok());
+  const std::string entrypoint = r->manifest["spec"]["entrypoint"];
+  const std::string driver = "python3 -c 'import base64,sys;exec(base64.b64decode(sys.argv.pop(1)))' " +
+                             Base64(kTorchrunDriverSource) + " ";
+  REQUIRE(entrypoint.rfind(driver, 0) == 0);
+  // The rendezvous is the driver's; --nproc-per-node and the script's own words stay.
+  CHECK(entrypoint.substr(driver.size()) ==
+        "--nnodes 2 --gpus-per-node 8 -- torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 "
+        "--nnodes 7");
+  const Json& group = r->manifest["spec"]["rayClusterSpec"]["workerGroupSpecs"][0];
+  CHECK(group["replicas"] == 2);
+  CHECK(group["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 8);
+  CHECK(r->head_gpus == 0);
+  CHECK(r->gpus == 16);
+  // `python3 -m torch.distributed.run`, layout workers chosen outright, a stack working directory.
+  JobSpec module = Spec({"python3", "-m", "torch.distributed.run", "--nproc_per_node=4", "train.py"}, 2, 4);
+  module.launch.workdir = "/workspace/Megatron-LM";
+  auto m = Render(module, {{"layout", "workers"}});
+  REQUIRE(m.ok());
+  CHECK_THAT(m->manifest["spec"]["entrypoint"].get<std::string>(),
+             Catch::StartsWith("cd /workspace/Megatron-LM && python3 -c ") &&
+                 Catch::EndsWith(" --nnodes 2 --gpus-per-node 4 -- python3 -m torch.distributed.run "
+                                 "--nproc_per_node=4 train.py"));
+  // One node with layout workers: still one worker pod and the driver.
+  auto one = Render(Spec({"torchrun", "--nproc-per-node", "8", "pretrain_gpt.py"}), {{"layout", "workers"}});
+  REQUIRE(one.ok());
+  CHECK_THAT(one->manifest["spec"]["entrypoint"].get<std::string>(),
+             Catch::Contains("--nnodes 1 --gpus-per-node 8 -- torchrun"));
+  // A single-node recipe keeps layout head and its plain torchrun.
+  auto single = Render(Spec({"torchrun", "--nproc-per-node", "8", "pretrain_gpt.py"}));
+  REQUIRE(single.ok());
+  CHECK(single->manifest["spec"]["entrypoint"] == "torchrun --nproc-per-node 8 pretrain_gpt.py");
+}
+
+TEST_CASE("the driver in the entrypoint is torchrun_on_ray.py, byte for byte, in base64",
+          "[kuberay][render]") {
+  std::ifstream in(std::string(ATTUNE_SOURCE_DIR) + "/plugins/launchers/kuberay/torchrun_on_ray.py",
+                   std::ios::binary);
+  std::stringstream file;
+  file << in.rdbuf();
+  CHECK(std::string(kTorchrunDriverSource) == file.str());
+  // RFC 4648's test vectors.
+  CHECK(Base64("") == "");
+  CHECK(Base64("f") == "Zg==");
+  CHECK(Base64("fo") == "Zm8=");
+  CHECK(Base64("foo") == "Zm9v");
+  CHECK(Base64("foob") == "Zm9vYg==");
+  CHECK(Base64("fooba") == "Zm9vYmE=");
+  CHECK(Base64("foobar") == "Zm9vYmFy");
+  CHECK(Base64(std::string("\xff\x00\xfe", 3)) == "/wD+");
 }
 
 TEST_CASE("the YAML form reads back as the same document", "[kuberay][yaml]") {
