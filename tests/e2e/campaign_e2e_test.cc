@@ -14,6 +14,7 @@
 
 #include "campaign/campaign_state.h"
 #include "log/event_log.h"
+#include "measure/measure.h"
 #include "steps/campaign_runner.h"
 
 namespace attune {
@@ -236,6 +237,63 @@ TEST_CASE("the stop rule ends tuning after N candidates without a new leader; th
   CHECK(s.candidates.size() < 8);
   CHECK_THAT(Slurp(dir / "REPORT.md"),
              Catch::Contains("**stop_rule** — stop rule stop.no_gain_candidates = 2"));
+  fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("with measure.confirm a would-be leader runs again and leads only on the median of its runs",
+          "[e2e][tune][confirm]") {
+  const fs::path dir = FreshDir("confirm");
+  // 4% run-to-run noise against a 3% band: single runs would make leaders by luck.
+  std::string wf = WorkflowVariant(dir, "confirm", "noise_cv: 0.01, seed: 3}", "noise_cv: 0.04, seed: 3}");
+  {
+    std::string text = Slurp(wf);
+    const std::string from = "measure: {noise_band: 0.03, repeats: 1}";
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), "measure: {noise_band: 0.03, repeats: 1, confirm: 2}");
+    std::ofstream(wf) << text;
+  }
+  Run r = RunIt(dir, 0, wf);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CampaignState s = FoldDir(dir);
+  CHECK(s.settings.confirm == 2);
+  int leaders = 0, confirmed_then_not = 0;
+  for (const auto& c : s.candidates) {
+    if (!c.ranked || !c.tokens_per_s_per_gpu) continue;
+    std::vector<double> tps;
+    for (const JobRecord* j : s.JobsOf(c.id, JobPurpose::kCandidate)) {
+      if (j->measurement && !j->failure) tps.push_back(j->measurement->tokens_per_s_per_gpu);
+    }
+    INFO(c.id << " " << OutcomeName(c.outcome) << " on " << tps.size() << " run(s)");
+    REQUIRE(!tps.empty());
+    CHECK(tps.size() <= 3);
+    // Ranked on the median of all its runs.
+    CHECK(*c.tokens_per_s_per_gpu == Approx(Median(tps)).epsilon(1e-12));
+    // A leader was confirmed by both extra runs (the budget of this campaign never cut one short).
+    if (c.outcome == Outcome::kNewLeader) {
+      ++leaders;
+      CHECK(tps.size() == 3);
+    } else if (tps.size() > 1) {
+      ++confirmed_then_not;  // its first run(s) said "leader"; the next said otherwise
+    }
+  }
+  CHECK(leaders >= 1);
+  UNSCOPED_INFO("candidates confirmed and then not leading: " << confirmed_then_not);
+  fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("measure.confirm is read, range-checked and left out of the normalized form when 0", "[e2e][confirm]") {
+  const fs::path dir = FreshDir("confirmbad");
+  std::string text = Slurp(kWorkflow);
+  const std::string from = "measure: {noise_band: 0.03, repeats: 1}";
+  REQUIRE(text.find(from) != std::string::npos);
+  text.replace(text.find(from), from.size(), "measure: {noise_band: 0.03, repeats: 1, confirm: 11}");
+  const std::string wf = WorkflowVariant(dir, "confirmbad", "noise_cv: 0.01, seed: 3}", "noise_cv: 0.01, seed: 3}");
+  std::ofstream(wf) << text;
+  Run r = RunIt(dir, 0, wf);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("measure.confirm") && Catch::Contains("between 0 and 10"));
+  CHECK_FALSE(fs::exists(dir / "CURRENT"));  // nothing recorded
   fs::remove_all(dir.parent_path());
 }
 

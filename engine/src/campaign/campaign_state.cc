@@ -26,7 +26,7 @@ Result<Recipe> RecipeField(const json& d, const char* name) {
 }  // namespace
 
 json CampaignSettingsToJson(const CampaignSettings& s) {
-  return json{{"budget_gpu_hours", s.budget_gpu_hours},
+  json j{{"budget_gpu_hours", s.budget_gpu_hours},
               {"max_candidates", s.max_candidates},
               {"job_time_limit_s", s.job_time_limit_s},
               {"time_limit_factor", s.time_limit_factor},
@@ -38,6 +38,8 @@ json CampaignSettingsToJson(const CampaignSettings& s) {
               {"early_stop_min_iterations", s.early_stop_min_iterations},
               {"early_stop_relative_error", s.early_stop_relative_error},
               {"early_stop_check_every_s", s.early_stop_check_every_s}};
+  if (s.confirm > 0) j["confirm"] = s.confirm;  // absent (0) in logs recorded before it existed
+  return j;
 }
 
 CampaignSettings CampaignSettingsFromJson(const json& j) {
@@ -48,6 +50,7 @@ CampaignSettings CampaignSettingsFromJson(const json& j) {
   s.time_limit_factor = j.value("time_limit_factor", 0.0);
   s.noise_band = j.value("noise_band", 0.03);
   s.repeats = std::max(1, j.value("repeats", 1));
+  s.confirm = std::max(0, j.value("confirm", 0));
   s.loss_rel_tolerance = j.value("loss_rel_tolerance", 0.02);
   s.paired_losses = j.value("paired_losses", 5);
   s.early_stop = j.value("early_stop", false);

@@ -42,6 +42,7 @@ struct CampaignSettings {
   double time_limit_factor = 0;      // 0: fixed limits (also for campaigns recorded before it)
   double noise_band = 0.03;
   int repeats = 1;                   // runs per candidate
+  int confirm = 0;                   // extra runs of a would-be leader (workflow measure.confirm)
   double loss_rel_tolerance = 0.02;
   int paired_losses = 5;
   // The adaptive stop (workflow measure.early_stop). Off in logs recorded before it existed. The

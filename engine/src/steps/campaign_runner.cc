@@ -97,6 +97,7 @@ CampaignSettings SettingsOf(const Workflow& w) {
   s.time_limit_factor = w.budget.time_limit_factor;
   s.noise_band = w.measure.noise_band;
   s.repeats = w.measure.repeats;
+  s.confirm = w.measure.confirm;
   s.loss_rel_tolerance = w.gate.loss_rel_tolerance;
   s.paired_losses = w.gate.paired_losses;
   s.early_stop = w.measure.early_stop.enabled;

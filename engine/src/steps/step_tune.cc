@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "campaign/events.h"
 #include "gate/static_gate.h"
 #include "measure/measure.h"
@@ -37,8 +39,8 @@ GateVerdict Judge(const RunContext& ctx, const CandidateRecordState& c) {
   return CandidateGateCheck(*ctx.stack, s.baseline, s.cluster, in);
 }
 
-Status Rank(RunContext& ctx, const CandidateRecordState& c, bool skipped) {
-  const CampaignState& s = ctx.state;
+// What ranking `c` rests on: its runs' median against the leader's, with the noise band.
+OutcomeInput RankInput(const CampaignState& s, const CandidateRecordState& c, bool skipped) {
   OutcomeInput in;
   in.gate_pass = c.gate_pass;
   in.skipped = skipped;
@@ -61,12 +63,19 @@ Status Rank(RunContext& ctx, const CandidateRecordState& c, bool skipped) {
   }
   in.candidate_tps = tps;
   auto leader = s.MeasurementOf(s.leader_id);
-  auto base = s.MeasurementOf(events::kBaselineId);
   if (leader) in.leader_tps = leader->tokens_per_s_per_gpu;
   // The leader's own repeats show its noise; a leader measured once borrows the baseline's.
   std::vector<Measurement> leader_runs = s.MeasurementsOf(s.leader_id);
   if (leader_runs.size() < 2) leader_runs = s.MeasurementsOf(events::kBaselineId);
   in.band = NoiseBand(s.settings.noise_band, leader_runs);
+  return in;
+}
+
+Status Rank(RunContext& ctx, const CandidateRecordState& c, bool skipped) {
+  const CampaignState& s = ctx.state;
+  const OutcomeInput in = RankInput(s, c, skipped);
+  const std::optional<double> tps = in.candidate_tps;
+  auto base = s.MeasurementOf(events::kBaselineId);
   Outcome outcome = RankOutcome(in);
   json ranked{{"candidate", c.id}, {"outcome", OutcomeName(outcome)}, {"leader", s.leader_id}, {"noise_band", in.band},
               {"tokens_per_s_per_gpu", tps ? json(*tps) : json()},
@@ -121,7 +130,23 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
     }
   }
   ATTUNE_ASSIGN_OR_RETURN(const int infra_retries, StepIntOption(step, "infra_retries"));
-  if (failed || runs >= ctx.state.settings.repeats || infrastructure_failures > infra_retries) {
+  const int repeats = ctx.state.settings.repeats;
+  // A candidate whose runs say it would lead runs again (measure.confirm) while it still would:
+  // the leader is the reference every later candidate is judged against, so one lucky run must
+  // not make it. Decided from the recorded runs alone, so a replay decides the same.
+  bool confirming = false;
+  if (!failed && infrastructure_failures <= infra_retries && runs >= repeats &&
+      runs < repeats + ctx.state.settings.confirm) {
+    const OutcomeInput in = RankInput(ctx.state, c, false);
+    if (RankOutcome(in) == Outcome::kNewLeader) {
+      confirming = true;
+      ctx.Say(fmt::format("{}: {:+.1f}% against the leader {} on {} run(s); confirming it (run {} of at most {})",
+                          c.id, 100 * (*in.candidate_tps / *in.leader_tps - 1), ctx.state.leader_id,
+                          runs, runs + 1, repeats + ctx.state.settings.confirm));
+    }
+  }
+  if (!confirming &&
+      (failed || runs >= repeats || infrastructure_failures > infra_retries)) {
     return Rank(ctx, c, false);
   }
   if (infrastructure_failures > 0 && runs == 0) {
@@ -132,7 +157,8 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
                           TryRequestJob(ctx, JobAsk{c.id, JobPurpose::kCandidate, 0, step.id}));
   if (!name) {
     *budget_out = true;
-    return Rank(ctx, c, true);
+    // A candidate the budget cannot confirm is ranked on the runs it has.
+    return Rank(ctx, c, !confirming);
   }
   return DriveJob(ctx, *name);
 }

@@ -71,9 +71,16 @@ struct EarlyStopSpec {
   double check_every_s = 30;     // how often a running job's log is read (wall-clock seconds)
 };
 
+// The most extra runs `measure.confirm` may ask for.
+inline constexpr int kMaxConfirmRuns = 10;
+
 struct MeasureSpec {
   double noise_band = 0.03;    // relative; the leader must be beaten by more than this
   int repeats = 1;             // runs per candidate
+  // Extra runs a candidate gets when its runs say it would become the leader: it runs again (up
+  // to this many times, while it still would lead) and is ranked on the median of all its runs,
+  // so that one lucky run on a noisy machine does not make the leader. 0: off.
+  int confirm = 0;
   EarlyStopSpec early_stop;
 };
 

@@ -28,7 +28,7 @@ StepDecl StepFromJson(const Json& j) {
 Json WorkflowToJson(const Workflow& w) {
   Json steps = Json::array();
   for (const auto& s : w.steps) steps.push_back(StepToJson(s));
-  return {
+  Json out = {
       {"attune", w.version},
       {"name", w.name},
       {"source_path", w.source_path},
@@ -56,6 +56,10 @@ Json WorkflowToJson(const Workflow& w) {
         {"paired_losses", w.gate.paired_losses}}},
       {"steps", steps},
   };
+  // Written only when set, so that a workflow without it keeps the normalized form (and hash) it
+  // had before the option existed.
+  if (w.measure.confirm > 0) out["measure"]["confirm"] = w.measure.confirm;
+  return out;
 }
 
 Result<Workflow> WorkflowFromJson(const Json& j) {
@@ -76,6 +80,7 @@ Result<Workflow> WorkflowFromJson(const Json& j) {
     const Json& m = j.at("measure");
     w.measure.noise_band = m.at("noise_band").get<double>();
     w.measure.repeats = m.at("repeats").get<int>();
+    w.measure.confirm = m.value("confirm", 0);
     // A workflow recorded before the adaptive stop existed ran every job to its end.
     const Json e = m.value("early_stop", Json{{"enabled", false}});
     w.measure.early_stop.enabled = e.value("enabled", false);

@@ -131,13 +131,19 @@ Status ParseEarlyStop(const YamlReader& r, const YAML::Node& measure, EarlyStopS
 Status ParseMeasureAndGate(const YamlReader& r, const YAML::Node& root, Workflow* w) {
   if (YAML::Node m = root["measure"]) {
     ATTUNE_RETURN_IF_ERROR(r.RequireMap(m, "measure"));
-    ATTUNE_RETURN_IF_ERROR(r.CheckKeys(m, "measure", {"noise_band", "repeats", "early_stop"}));
+    ATTUNE_RETURN_IF_ERROR(r.CheckKeys(m, "measure", {"noise_band", "repeats", "confirm", "early_stop"}));
     ATTUNE_RETURN_IF_ERROR(r.ReadDouble(m, "noise_band", "measure", &w->measure.noise_band));
     ATTUNE_RETURN_IF_ERROR(r.ReadInt(m, "repeats", "measure", &w->measure.repeats));
     if (w->measure.noise_band < 0 || w->measure.noise_band >= 1) {
       return r.Error(m["noise_band"], "measure.noise_band", "must be in [0, 1)");
     }
     if (w->measure.repeats < 1) return r.Error(m["repeats"], "measure.repeats", "must be >= 1");
+    ATTUNE_RETURN_IF_ERROR(r.ReadInt(m, "confirm", "measure", &w->measure.confirm));
+    if (w->measure.confirm < 0 || w->measure.confirm > kMaxConfirmRuns) {
+      return r.Error(m["confirm"], "measure.confirm",
+                     "must be between 0 and " + std::to_string(kMaxConfirmRuns) +
+                         " (extra runs of a candidate that would become the leader)");
+    }
     if (m["early_stop"]) ATTUNE_RETURN_IF_ERROR(ParseEarlyStop(r, m, &w->measure.early_stop));
   }
   if (YAML::Node g = root["gate"]) {
