@@ -1,6 +1,7 @@
 """A campaign on packed data: minigpt reads rows written by `attune data pack` (--data-path), the
-grid agent changes the micro-batch size, and the paired-loss check passes (the candidate's first
-losses equal the baseline's on the same packed rows). Twice: with --calculate-per-token-loss, and
+grid agent changes the micro-batch size, and the candidate's first losses equal the baseline's on
+the same packed rows: through the engine's paired-loss check when the candidate leads, directly
+from the recorded first losses when this machine's load made it no faster. Twice: with --calculate-per-token-loss, and
 without it but with the recipe's data declaration (fixed_length: true, loss_mask: none), which is
 what lets the gate allow the change. Real processes through the local launcher.
 
@@ -55,7 +56,8 @@ VARIANTS = {
 # single run the band still adapts to the run's own noise (2 cv / sqrt(iterations)), so the
 # candidate must be clearly faster: a global batch of 16 is 16 micro-batches of 1 against 4 of 4
 # (1.3-1.7x faster on a 2-core machine under load; with a batch of 4 the two were within 7% of
-# each other, either way round).
+# each other, either way round). Under heavy load it may still not lead; the test then compares
+# the recorded first losses itself.
 WORKFLOW = """attune: 1
 name: packed-data
 stack: megatron
@@ -103,14 +105,36 @@ def main():
             verdicts = [e["data"] for e in records if e.get("type") == "GateVerdict"]
             check(len(verdicts) == 1 and verdicts[0]["pass"] is True, f"{name}: gate verdicts {verdicts}")
             paired = [e for e in records if e.get("type") == "PairedLossChecked"]
-            check(len(paired) == 1, f"{name}: expected one PairedLossChecked event, found {len(paired)} "
-                                    f"(the micro-batch 4 candidate must be faster than micro-batch 1)")
             if paired:
+                # The candidate led, so the engine's own paired-loss check ran before the leader moved.
+                check(len(paired) == 1, f"{name}: expected one PairedLossChecked event, found {len(paired)}")
                 data_ = paired[0]["data"]
                 check(data_["pass"] is True, f"{name}: paired-loss check failed on packed data: {data_}")
                 check(data_["compared"] == 4, f"{name}: compared {data_['compared']} losses")
                 print(f"ok {name}: micro-batch 1 -> 4 on packed data: paired losses pass (max rel diff "
                       f"{data_['max_rel_diff']:.1e})")
+            else:
+                # The engine checks losses only for a candidate that would lead; on a loaded machine
+                # micro-batch 4 is not always faster. The property under test does not depend on
+                # speed: compare the first losses the two measured jobs recorded, with the gate's
+                # tolerance.
+                ranked = [e["data"] for e in records if e.get("type") == "CandidateRanked"]
+                check(len(ranked) == 1 and ranked[0]["outcome"] in ("slower", "within_noise"),
+                      f"{name}: the micro-batch 4 candidate neither led nor measured: {ranked}")
+                owner = {e["data"]["job"]: e["data"]["candidate"] for e in records
+                         if e.get("type") == "JobRequested"}
+                losses = {}
+                for e in records:
+                    d = e["data"] if e.get("type") == "JobFinished" else None
+                    if d and d.get("measurement"):
+                        losses.setdefault(owner[d["job"]], d["measurement"]["first_losses"])
+                base, cand = losses.get("baseline", []), losses.get("c001", [])
+                check(len(base) >= 4 and len(cand) >= 4, f"{name}: first losses baseline {base}, c001 {cand}")
+                diff = max((abs(c - b) / abs(b) for b, c in zip(base[:4], cand[:4])), default=1.0)
+                check(diff <= 1e-4, f"{name}: micro-batch changed the first losses on packed data: "
+                                    f"baseline {base[:4]}, candidate {cand[:4]} (max rel diff {diff:.1e})")
+                print(f"ok {name}: micro-batch 1 -> 4 on packed data ({ranked[0]['outcome']} here, so "
+                      f"compared directly): first losses equal (max rel diff {diff:.1e})")
     print(f"{len(VARIANTS)} variants run")
 
 
