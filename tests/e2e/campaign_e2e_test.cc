@@ -282,14 +282,10 @@ TEST_CASE("with measure.confirm a would-be leader runs again and leads only on t
   fs::remove_all(dir.parent_path());
 }
 
-TEST_CASE("measure.confirm is read, range-checked and left out of the normalized form when 0", "[e2e][confirm]") {
+TEST_CASE("measure.confirm out of range is refused before anything is recorded", "[e2e][confirm]") {
   const fs::path dir = FreshDir("confirmbad");
-  std::string text = Slurp(kWorkflow);
-  const std::string from = "measure: {noise_band: 0.03, repeats: 1}";
-  REQUIRE(text.find(from) != std::string::npos);
-  text.replace(text.find(from), from.size(), "measure: {noise_band: 0.03, repeats: 1, confirm: 11}");
-  const std::string wf = WorkflowVariant(dir, "confirmbad", "noise_cv: 0.01, seed: 3}", "noise_cv: 0.01, seed: 3}");
-  std::ofstream(wf) << text;
+  const std::string wf = WorkflowVariant(dir, "confirmbad", "measure: {noise_band: 0.03, repeats: 1}",
+                                         "measure: {noise_band: 0.03, repeats: 1, confirm: 11}");
   Run r = RunIt(dir, 0, wf);
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("measure.confirm") && Catch::Contains("between 0 and 10"));
