@@ -147,7 +147,8 @@ std::optional<PairChoice> BestPair(const ScoringContext& ctx,
       both.insert(both.end(), h.move.changes.begin(), h.move.changes.end());
       std::optional<Recipe> recipe = Apply(ctx.view->leader, both);
       if (!recipe || ctx.tried.recipe_ids.count(RecipeId(*recipe)) > 0) continue;
-      double gain = s.speed + kPairConfidence * h.gain;
+      double confidence = s.memory_modelled ? kModelledPairConfidence : kPairConfidence;
+      double gain = s.speed + confidence * h.gain;
       if (best && gain <= best->gain) continue;
       best = PairChoice{&s, h.move, h.gain, *needed, h.source, gain};
     }

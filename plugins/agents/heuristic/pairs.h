@@ -9,7 +9,8 @@
 //       from max(predicted, device memory) to kMemoryLimit of the device memory;
 //   (b) from the predicted peak to kMemoryLimit.
 // The pair's expected gain is the saver's own speed plus kPairConfidence × the hungry change's
-// gain (it was valued as if it fitted; the confidence discount is for the memory prior).
+// gain (it was valued as if it fitted; the confidence discount is for the memory prior,
+// kModelledPairConfidence when the saver's saving is modelled).
 // A pair is proposed as two candidates, one lever each (heuristic_agent.h): the saver alone, then
 // the hungry change from the saver's measured candidate (a "follow-up"). This is the one way a
 // change that failed comes back: never alone, only after its remedy. Keys of the two must not
@@ -29,6 +30,9 @@
 namespace attune::agents {
 
 inline constexpr double kPairConfidence = 0.8;
+// The same confidence when the saver's saving comes from the model's shape (param_memory.h)
+// rather than a catalog prior: the saving is then a computation, not a guess.
+inline constexpr double kModelledPairConfidence = 0.9;
 inline constexpr double kMinSaving = 0.05;  // a saver that saves less is not credible
 
 struct PairChoice {

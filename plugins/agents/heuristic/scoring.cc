@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "param_memory.h"
 #include "reading.h"
 
 namespace attune::agents {
@@ -309,6 +310,16 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
   // savings compound.
   e.memory = base_memory > 0 ? base_memory * (std::exp2(shape.steps) - 1)
                              : std::pow(std::max(0.05, 1 + base_memory), shape.steps) - 1;
+  // Parallel sizes that shard only parameter state: the model's shape says what they change.
+  const CampaignView& view = *ctx.view;
+  if (view.leader_measurement && view.leader_measurement->peak_memory_gib) {
+    std::optional<double> modelled = ParallelMemoryChange(
+        view.leader, move.changes, ctx.defaults, *view.leader_measurement->peak_memory_gib);
+    if (modelled) {
+      e.memory = std::max(-0.9, *modelled);
+      e.memory_modelled = true;
+    }
+  }
   e.addresses = Addresses(lever, shape.direction, e.speed, e.memory);
   double best = 0;
   for (const std::string& kind : e.addresses) {

@@ -29,7 +29,9 @@
 // what this campaign measured for the same lever and direction (speedup over its base, per step)
 // is averaged in the same way. The memory prior too is averaged with each measured memory change
 // of the lever (peak over its base's peak, per step), a reverse measurement read as the inverse of
-// a forward one.
+// a forward one. A move of pipeline, expert or expert-tensor parallelism on a recipe whose model
+// shape is known takes its memory change from param_memory.h instead (memory_modelled): the
+// parameter state it re-shards, relative to the leader's measured peak.
 // A move is infeasible (never proposed) when its predicted peak exceeds kMemoryLimit of device
 // memory, or it moves a numeric key forward to a value at or above one that already ran out of
 // memory, or with PP>1 when a larger micro-batch would grow the pipeline bubble more than it gains.
@@ -77,6 +79,7 @@ struct MoveEstimate {
   double risk = 1;
   double gain = 0;
   double unlock_bonus = 0; // part of gain: what an out-of-memory change could gain (pairs.h)
+  bool memory_modelled = false;  // `memory` from the model's shape (param_memory.h), not a prior
   std::optional<double> predicted_peak_gib;
   bool feasible = true;
   std::string note;        // why infeasible, or what the history did

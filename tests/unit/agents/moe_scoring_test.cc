@@ -1,0 +1,92 @@
+// Copyright attune authors.
+//
+// The heuristic on fine-grained MoE shapes: the parameter-state memory model.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "param_memory.h"
+#include "scoring.h"
+#include "view_fixtures.h"
+
+using attune::CampaignView;
+using attune::Move;
+using attune::Recipe;
+using attune::agents::EstimateMove;
+using attune::agents::MakeScoringContext;
+using attune::agents::ParallelMemoryChange;
+using attune::agents::ParameterStateBytes;
+
+namespace {
+
+constexpr const char* kEp = "--expert-model-parallel-size";
+
+// A DeepSeek-V3-like recipe: 60 layers, 256 experts of width 2048, TP 2 x PP 4 x EP `ep` on
+// `nodes` nodes of 8 GPUs, with the distributed optimizer.
+Recipe MoeRecipe(const std::string& ep, int nodes = 32, bool distributed_optimizer = true) {
+  Recipe r = attune::testing::BaseRecipe();
+  r.args.push_back({"--num-layers", {"60"}});
+  r.args.push_back({"--hidden-size", {"7168"}});
+  r.args.push_back({"--ffn-hidden-size", {"18432"}});
+  r.args.push_back({"--num-attention-heads", {"56"}});
+  r.args.push_back({"--swiglu", {}});
+  r.args.push_back({"--num-experts", {"256"}});
+  r.args.push_back({"--moe-ffn-hidden-size", {"2048"}});
+  r.args.push_back({"--tensor-model-parallel-size", {"2"}});
+  r.args.push_back({"--pipeline-model-parallel-size", {"4"}});
+  r.args.push_back({"--expert-tensor-parallel-size", {"1"}});
+  r.args.push_back({kEp, {ep}});
+  if (distributed_optimizer) r.args.push_back({"--use-distributed-optimizer", {}});
+  r.topology = {nodes, 8, "B200"};
+  return r;
+}
+
+// The fixture's view with `recipe` as baseline and leader, measured at `peak_gib` of 180 GiB,
+// and expert parallelism in the catalog with the Megatron catalog's priors.
+CampaignView MoeView(const Recipe& recipe, double peak_gib) {
+  CampaignView view = attune::testing::MakeView(peak_gib);
+  view.cluster.device_memory_gib = 180;
+  view.baseline = recipe;
+  view.leader = recipe;
+  view.levers.push_back(
+      {"expert_parallel", "", {kEp}, {"memory_pressure", "oom", "communication"}, -0.05, -0.3,
+       true});
+  view.legal_moves.clear();
+  for (const char* to : {"8", "16", "32", "128"}) {
+    view.legal_moves.push_back({"expert_parallel", {{kEp, "64", to}}, "", {}});
+  }
+  return view;
+}
+
+Move Ep(const std::string& from, const std::string& to) {
+  return {"expert_parallel", {{kEp, from, to}}, "", {}};
+}
+
+}  // namespace
+
+TEST_CASE("expert and pipeline sizes change memory by the parameter state they shard",
+          "[agents][scoring][moe]") {
+  Recipe r = MoeRecipe("64");
+  // At EP 64 a rank holds 4 experts of 15 layers: about 2.6e9 parameters at 18 bytes (expert DP
+  // is 1); at EP 16, 16 experts at 6 + 12/4 bytes. The difference is about 44 GiB.
+  auto change = ParallelMemoryChange(r, {{kEp, "64", "16"}}, {}, 110);
+  REQUIRE(change);
+  CHECK(*change * 110 == Approx(44.2).epsilon(0.05));
+  // Without the distributed optimizer the freed ranks shard nothing: 18 bytes per parameter
+  // everywhere, so the same move costs three times the weights it adds.
+  auto plain = ParallelMemoryChange(MoeRecipe("64", 32, false), {{kEp, "64", "16"}}, {}, 110);
+  REQUIRE(plain);
+  CHECK(*plain > *change);
+  // The estimate replaces the catalog's: reverse -30% per step twice would be +129%.
+  CampaignView view = MoeView(r, 110);
+  auto e = EstimateMove(MakeScoringContext(view), Ep("64", "16"), 0);
+  CHECK(e.memory_modelled);
+  CHECK(e.memory == Approx(*change));
+  CHECK(e.feasible);
+  // Other keys and unknown shapes keep the prior.
+  CHECK_FALSE(ParallelMemoryChange(r, {{"--micro-batch-size", "1", "2"}}, {}, 110));
+  CHECK_FALSE(ParameterStateBytes(attune::testing::BaseRecipe()));
+}
