@@ -13,6 +13,13 @@
 // using memory (with a speed gain) addresses memory_headroom; saving it addresses memory_pressure
 // and oom.
 //
+// Reliefs. Some costs of a LARGER value of a key are readings of their own (reading.h): a smaller
+// --expert-model-parallel-size addresses moe_imbalance and moe_dispatch, a smaller
+// --expert-tensor-parallel-size moe_dispatch, and any --moe-token-dispatcher-type change
+// moe_dispatch, whatever the lever's direction. A smaller EP is also worth, at least, the
+// imbalance it relieves: kMoeTimeShare x (busiest load before / busiest load after - 1), the
+// expert layers waiting on the busiest rank (MoeBusiestExcess).
+//
 // Size. A numeric move of `steps` = |log2(to/from)| doublings gains with diminishing returns,
 // speed × (1 + 0.35·(steps−1)); memory it uses grows with the value, memory × (2^steps − 1), and
 // memory it saves compounds, (1+memory)^steps − 1.

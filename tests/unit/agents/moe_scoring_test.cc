@@ -1,6 +1,7 @@
 // Copyright attune authors.
 //
-// The heuristic on fine-grained MoE shapes: the parameter-state memory model.
+// The heuristic on fine-grained MoE shapes: its own MoE readings, the value of a smaller expert
+// parallel size and the parameter-state memory model.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "param_memory.h"
+#include "reading.h"
 #include "scoring.h"
 #include "view_fixtures.h"
 
@@ -65,7 +67,43 @@ Move Ep(const std::string& from, const std::string& to) {
   return {"expert_parallel", {{kEp, from, to}}, "", {}};
 }
 
+bool Has(const std::vector<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
 }  // namespace
+
+TEST_CASE("few experts per rank across nodes reads as MoE imbalance and dispatch",
+          "[agents][reading][moe]") {
+  CampaignView wide = MoeView(MoeRecipe("64"), 110);
+  auto diagnoses = attune::agents::ReadDiagnoses(wide);
+  CHECK(attune::agents::SeverityOf(diagnoses, "moe_imbalance") > 0.5);
+  CHECK(attune::agents::SeverityOf(diagnoses, "moe_dispatch") > 0.4);
+  // 32 experts per rank inside one node: neither limits much.
+  CampaignView narrow = MoeView(MoeRecipe("8", 1), 110);
+  auto calm = attune::agents::ReadDiagnoses(narrow);
+  CHECK(attune::agents::SeverityOf(calm, "moe_imbalance") == 0);
+  CHECK(attune::agents::SeverityOf(calm, "moe_dispatch") == 0);
+}
+
+TEST_CASE("a smaller expert-parallel size is valued by the imbalance it relieves",
+          "[agents][scoring][moe]") {
+  CampaignView view = MoeView(MoeRecipe("64"), 110);
+  auto ctx = MakeScoringContext(view);
+  Move half = Ep("64", "32"), quarter = Ep("64", "16"), more = Ep("64", "128");
+  auto e32 = EstimateMove(ctx, half, 0);
+  auto e16 = EstimateMove(ctx, quarter, 1);
+  CHECK(e32.direction == -1);
+  CHECK(Has(e32.addresses, "moe_imbalance"));
+  CHECK(Has(e32.addresses, "moe_dispatch"));
+  // The catalog's reverse prior alone would say +5% for either.
+  CHECK(e32.speed > 0.05);
+  CHECK(e16.speed > e32.speed);
+  CHECK(e16.gain > 0.1);
+  auto up = EstimateMove(ctx, more, 2);
+  CHECK(up.speed < 0);
+  CHECK_FALSE(Has(up.addresses, "moe_imbalance"));
+}
 
 TEST_CASE("expert and pipeline sizes change memory by the parameter state they shard",
           "[agents][scoring][moe]") {
