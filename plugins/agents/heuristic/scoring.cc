@@ -271,7 +271,8 @@ void CheckMemory(const ScoringContext& ctx, MoveEstimate* e) {
   if (capacity > 0 && e->memory > 0 && *e->predicted_peak_gib > 0.75 * capacity) {
     e->risk = 0.8;  // because the memory prior is rough and an OOM costs a whole job
   }
-  if (capacity > 0 && *e->predicted_peak_gib > kMemoryLimit * capacity) {
+  // A move that uses no more memory than the leader, which ran, is never ruled out by the limit.
+  if (capacity > 0 && e->memory > 0 && *e->predicted_peak_gib > kMemoryLimit * capacity) {
     e->feasible = false;
     char buf[128];
     std::snprintf(buf, sizeof buf, "predicted peak %.1f GiB exceeds %.0f%% of %.0f GiB",

@@ -39,8 +39,8 @@
 // a forward one. A move of pipeline, expert or expert-tensor parallelism on a recipe whose model
 // shape is known takes its memory change from param_memory.h instead (memory_modelled): the
 // parameter state it re-shards, relative to the leader's measured peak.
-// A move is infeasible (never proposed) when its predicted peak exceeds kMemoryLimit of device
-// memory, or it moves a numeric key forward to a value at or above one that already ran out of
+// A move is infeasible (never proposed) when it uses memory and its predicted peak exceeds
+// kMemoryLimit of device memory (a move that uses none is not: the leader ran at that peak), or it moves a numeric key forward to a value at or above one that already ran out of
 // memory, or with PP>1 when a larger micro-batch would grow the pipeline bubble more than it gains.
 #ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_
 #define ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_

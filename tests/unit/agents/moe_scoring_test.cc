@@ -1,7 +1,8 @@
 // Copyright attune authors.
 //
 // The heuristic on fine-grained MoE shapes: its own MoE readings, the value of a smaller expert
-// parallel size and the parameter-state memory model.
+// parallel size, the parameter-state memory model, and pairs that do not detour through a saver
+// when the lever has a move that fits.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "pairs.h"
 #include "param_memory.h"
 #include "reading.h"
 #include "scoring.h"
@@ -127,4 +129,43 @@ TEST_CASE("expert and pipeline sizes change memory by the parameter state they s
   // Other keys and unknown shapes keep the prior.
   CHECK_FALSE(ParallelMemoryChange(r, {{"--micro-batch-size", "1", "2"}}, {}, 110));
   CHECK_FALSE(ParameterStateBytes(attune::testing::BaseRecipe()));
+}
+
+TEST_CASE("a move that adds no memory is feasible even from a leader above the memory limit",
+          "[agents][scoring]") {
+  CampaignView view = attune::testing::MakeView(78.0);  // 97.5% of 80 GiB, and it ran
+  Move neutral{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}};
+  auto e = EstimateMove(MakeScoringContext(view), neutral, 0);
+  CHECK(e.memory == 0);
+  CHECK(e.feasible);
+  Move hungry{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "", {}};
+  CHECK_FALSE(EstimateMove(MakeScoringContext(view), hungry, 1).feasible);
+}
+
+TEST_CASE("no saver is paired with a change whose lever has a move that fits and gains as much",
+          "[agents][pairs][moe]") {
+  // EP 64 -> 8 does not fit at 110 GiB of 180; EP 64 -> 16 fits and relieves most of the
+  // imbalance. Measuring it first is worth more than a saver followed by EP 8.
+  CampaignView view = MoeView(MoeRecipe("64"), 110);
+  // A saver that is faster on its own and saves enough for EP 8.
+  view.levers.push_back({"saver", "", {"--saver"}, {"memory_pressure", "oom"}, 0.06, -0.35, false});
+  view.legal_moves.push_back({"saver", {{"--saver", std::nullopt, ""}}, "", {}});
+  auto ctx = MakeScoringContext(view);
+  std::vector<attune::agents::MoveEstimate> all;
+  for (size_t i = 0; i < view.legal_moves.size(); ++i) {
+    all.push_back(EstimateMove(ctx, view.legal_moves[i], static_cast<int>(i)));
+  }
+  auto e8 = std::find_if(all.begin(), all.end(), [](const auto& e) {
+    return e.move->changes[0].to == std::optional<std::string>("8");
+  });
+  REQUIRE(e8 != all.end());
+  CHECK_FALSE(e8->feasible);
+  auto e16 = std::find_if(all.begin(), all.end(), [](const auto& e) {
+    return e.move->changes[0].to == std::optional<std::string>("16");
+  });
+  REQUIRE(e16 != all.end());
+  REQUIRE(e16->feasible);
+  auto pair = attune::agents::BestPair(ctx, all);
+  double pair_gain = pair ? pair->gain : 0;
+  CHECK(pair_gain < e16->gain);
 }
