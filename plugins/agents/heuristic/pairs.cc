@@ -167,7 +167,7 @@ std::optional<PairChoice> BestPair(const ScoringContext& ctx,
       double confidence = s.memory_modelled ? kModelledPairConfidence : kPairConfidence;
       double gain = s.speed + confidence * beyond;
       if (best && gain <= best->gain) continue;
-      best = PairChoice{&s, h.move, h.gain, *needed, h.source, gain};
+      best = PairChoice{&s, h.move, h.gain, beyond, confidence, *needed, h.source, gain};
     }
   }
   return best;

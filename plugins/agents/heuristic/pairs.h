@@ -41,6 +41,8 @@ struct PairChoice {
   const MoveEstimate* saver = nullptr;  // points into the `estimates` passed to BestPair
   Move hungry;                          // changes re-based on the leader
   double hungry_gain = 0;               // valued as if it fitted
+  double beyond_gain = 0;               // hungry_gain less the best feasible move of its lever
+  double confidence = kPairConfidence;  // kModelledPairConfidence for a modelled saving
   double needed_saving = 0;             // relative memory change the saver must reach (< 0)
   std::string source;                   // the candidate id that ran out of memory, or "predicted"
   double gain = 0;

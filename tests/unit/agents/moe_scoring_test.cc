@@ -168,4 +168,9 @@ TEST_CASE("no saver is paired with a change whose lever has a move that fits and
   auto pair = attune::agents::BestPair(ctx, all);
   double pair_gain = pair ? pair->gain : 0;
   CHECK(pair_gain < e16->gain);
+  if (pair) {
+    // The pair is worth the saver plus what the hungry change adds beyond EP 16.
+    CHECK(pair->beyond_gain == Approx(pair->hungry_gain - e16->gain));
+    CHECK(pair->gain == Approx(pair->saver->speed + pair->confidence * pair->beyond_gain));
+  }
 }
