@@ -104,8 +104,9 @@ Option SaverOption(const ScoringContext& ctx, const PairChoice& pair) {
                 ") so that " + pair.hungry.lever_id + " [" +
                 DescribeChanges(pair.hungry.changes) +
                 "] fits; measured alone first, then that change from it: expected " +
-                Percent(pair.gain) + " (" + Percent(s.speed) + " + " + Fixed(kPairConfidence) +
-                " × " + Percent(pair.hungry_gain) + ")";
+                Percent(pair.gain) + " (" + Percent(s.speed) + " + " + Fixed(pair.confidence) +
+                " × " + Percent(pair.beyond_gain) + ", what it gains beyond the best move of " +
+                pair.hungry.lever_id + " that fits)";
   o.meta = {{"expected_gain", pair.gain},
             {"pair_source", pair.source},
             {"memory", s.memory},

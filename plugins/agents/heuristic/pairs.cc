@@ -129,6 +129,19 @@ int FailedFollowUps(const CampaignView& view, const std::vector<Change>& hungry)
   return FailedPairsFor(view, hungry).count;
 }
 
+namespace {
+
+// The best gain among the feasible moves of `lever_id` in `estimates` (0 when none).
+double BestFeasibleGain(const std::vector<MoveEstimate>& estimates, const std::string& lever_id) {
+  double best = 0;
+  for (const MoveEstimate& e : estimates) {
+    if (e.feasible && e.move->lever_id == lever_id) best = std::max(best, e.gain);
+  }
+  return best;
+}
+
+}  // namespace
+
 std::optional<PairChoice> BestPair(const ScoringContext& ctx,
                                    const std::vector<MoveEstimate>& estimates) {
   ScoringContext relaxed = ctx;
@@ -147,9 +160,14 @@ std::optional<PairChoice> BestPair(const ScoringContext& ctx,
       both.insert(both.end(), h.move.changes.begin(), h.move.changes.end());
       std::optional<Recipe> recipe = Apply(ctx.view->leader, both);
       if (!recipe || ctx.tried.recipe_ids.count(RecipeId(*recipe)) > 0) continue;
-      double gain = s.speed + kPairConfidence * h.gain;
+      // A saver is a detour: it is worth only what the hungry change gains beyond the best move
+      // its own lever can make without one (EP 64 -> 16 that fits before EP 64 -> 4 that does
+      // not); that move, once measured, leaves the rest to a later pair.
+      double beyond = h.gain - BestFeasibleGain(estimates, h.move.lever_id);
+      double confidence = s.memory_modelled ? kModelledPairConfidence : kPairConfidence;
+      double gain = s.speed + confidence * beyond;
       if (best && gain <= best->gain) continue;
-      best = PairChoice{&s, h.move, h.gain, *needed, h.source, gain};
+      best = PairChoice{&s, h.move, h.gain, beyond, confidence, *needed, h.source, gain};
     }
   }
   return best;

@@ -8,8 +8,11 @@
 //   (a) the OOM proves the peak reached at least the device memory, so the saver must bring it
 //       from max(predicted, device memory) to kMemoryLimit of the device memory;
 //   (b) from the predicted peak to kMemoryLimit.
-// The pair's expected gain is the saver's own speed plus kPairConfidence × the hungry change's
-// gain (it was valued as if it fitted; the confidence discount is for the memory prior).
+// The pair's expected gain is the saver's own speed plus kPairConfidence × what the hungry change
+// gains beyond the best feasible move of its own lever (it was valued as if it fitted; the
+// confidence discount is for the memory prior, kModelledPairConfidence when the saver's saving is
+// modelled). A saver is a detour: when EP 64 -> 16 fits and EP 64 -> 8 does not, EP 16 is measured
+// first, and EP 8 is paired later only if it still promises more from there.
 // A pair is proposed as two candidates, one lever each (heuristic_agent.h): the saver alone, then
 // the hungry change from the saver's measured candidate (a "follow-up"). This is the one way a
 // change that failed comes back: never alone, only after its remedy. Keys of the two must not
@@ -29,12 +32,17 @@
 namespace attune::agents {
 
 inline constexpr double kPairConfidence = 0.8;
+// The same confidence when the saver's saving comes from the model's shape (param_memory.h)
+// rather than a catalog prior: the saving is then a computation, not a guess.
+inline constexpr double kModelledPairConfidence = 0.9;
 inline constexpr double kMinSaving = 0.05;  // a saver that saves less is not credible
 
 struct PairChoice {
   const MoveEstimate* saver = nullptr;  // points into the `estimates` passed to BestPair
   Move hungry;                          // changes re-based on the leader
   double hungry_gain = 0;               // valued as if it fitted
+  double beyond_gain = 0;               // hungry_gain less the best feasible move of its lever
+  double confidence = kPairConfidence;  // kModelledPairConfidence for a modelled saving
   double needed_saving = 0;             // relative memory change the saver must reach (< 0)
   std::string source;                   // the candidate id that ran out of memory, or "predicted"
   double gain = 0;

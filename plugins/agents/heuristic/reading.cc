@@ -2,6 +2,7 @@
 #include "reading.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -79,7 +80,38 @@ void ReadShapeDiagnoses(const CampaignView& view, std::vector<Diagnosis>* out) {
   }
 }
 
+// The MoE shape's own costs (Megatron's expert grid orders ranks ETP, then EP, so an EP group
+// spans EP x ETP consecutive ranks). The busiest of EP ranks holding E/EP experts each sits about
+// sqrt(2 ln EP) standard deviations above the mean load, and a rank's load varies as one expert's
+// (a router cv of about 0.5 even with an auxiliary loss) over sqrt(E/EP): few experts per rank
+// means every rank waits for a much busier one.
+void ReadMoe(const CampaignView& view, std::vector<Diagnosis>* out) {
+  RecipeShape s = ReadShape(view.leader);
+  if (s.experts <= 0 || s.ep <= 1) return;
+  const double per_rank = static_cast<double>(s.experts) / s.ep;
+  const double excess = MoeBusiestExcess(s.experts, s.ep);
+  if (excess >= 0.2) {
+    out->push_back({"moe_imbalance", std::min(1.0, excess),
+                    Format("%.0f experts per expert-parallel rank: the busiest rank carries about "
+                           "%.0f%% more than the mean routed load",
+                           per_rank, 100 * excess)});
+  }
+  const int per_node = std::max(1, view.leader.topology.gpus_per_node / std::max(1, s.etp));
+  if (s.ep > per_node && view.leader.topology.nodes > 1) {
+    const double off_node = 1 - static_cast<double>(per_node) / s.ep;
+    out->push_back({"moe_dispatch", 0.6 * off_node,
+                    Format("EP %.0f with at most %.0f of its ranks per node: ", s.ep, per_node) +
+                        Format("%.0f%% of the routed tokens cross the network", 100 * off_node)});
+  }
+}
+
 }  // namespace
+
+double MoeBusiestExcess(int experts, int ep) {
+  if (experts <= 0 || ep <= 1) return 0;
+  const double per_rank = static_cast<double>(experts) / ep;
+  return 0.5 * std::sqrt(2 * std::log(static_cast<double>(ep)) / per_rank);
+}
 
 std::optional<long long> ParseInt(const std::optional<std::string>& text) {
   if (!text || text->empty()) return std::nullopt;
@@ -112,6 +144,9 @@ RecipeShape ReadShape(const Recipe& r) {
   s.cp = IntOr(r, "--context-parallel-size", 1);
   s.vpp = IntOr(r, "--num-virtual-stages-per-pipeline-rank", 1);
   s.mbs = IntOr(r, "--micro-batch-size", 1);
+  s.ep = IntOr(r, "--expert-model-parallel-size", 1);
+  s.etp = IntOr(r, "--expert-tensor-parallel-size", s.tp);
+  s.experts = IntOr(r, "--num-experts", 0);
   s.dp = std::max(1, s.world / std::max(1, s.tp * s.pp * s.cp));
   std::optional<long long> gbs = ParseInt(GetValue(r, "--global-batch-size"));
   if (gbs && *gbs > 0) s.gbs = static_cast<int>(*gbs);
@@ -130,6 +165,7 @@ std::vector<Diagnosis> ReadDiagnoses(const CampaignView& view) {
   ReadMemory(view, &own);
   ReadOom(view, &own);
   ReadShapeDiagnoses(view, &own);
+  ReadMoe(view, &own);
   std::map<std::string, Diagnosis> merged;
   for (const Diagnosis& d : view.diagnosis) Merge(&merged, d);
   for (const Diagnosis& d : own) Merge(&merged, d);

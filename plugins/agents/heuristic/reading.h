@@ -9,6 +9,10 @@
 //   pipeline_bubble                    (PP-1)/(M·VPP) from the Megatron parallel sizes
 //   communication                      TP spanning nodes; data-parallel reduce without overlap
 //   launch_overhead                    many micro-batches of size 1
+//   moe_imbalance                      few experts per expert-parallel rank: the busiest rank,
+//                                      which every rank waits for, carries well above the mean
+//   moe_dispatch                       the expert-parallel group spans nodes: routed tokens cross
+//                                      the network twice per MoE layer
 //   compute_bound                      nothing else limits much
 // Merge rule: one Diagnosis per kind, the higher severity wins, evidence strings are joined.
 // Recipe readings use Megatron flag names; for other stacks they are simply absent.
@@ -29,6 +33,8 @@ struct RecipeShape {
   int tp = 1, pp = 1, cp = 1, vpp = 1;
   int dp = 1;
   int mbs = 1;
+  int ep = 1, etp = 1;  // expert parallel sizes (ETP defaults to TP)
+  int experts = 0;
   std::optional<int> gbs;
   // Micro-batches per iteration per pipeline (GBS / (MBS·DP)); std::nullopt without GBS.
   std::optional<int> MicroBatches() const;
@@ -40,6 +46,10 @@ RecipeShape ReadShape(const Recipe& recipe);
 
 // Parses a whole-string integer; std::nullopt otherwise.
 std::optional<long long> ParseInt(const std::optional<std::string>& text);
+
+// How much more than the mean routed load the busiest of `ep` expert-parallel ranks carries when
+// each holds experts/ep experts (0 without expert parallelism); see ReadMoe in reading.cc.
+double MoeBusiestExcess(int experts, int ep);
 
 // The merged diagnoses of the leader, sorted by decreasing severity (ties by kind).
 std::vector<Diagnosis> ReadDiagnoses(const CampaignView& view);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "param_memory.h"
 #include "reading.h"
 
 namespace attune::agents {
@@ -85,6 +86,47 @@ std::vector<std::string> Addresses(const Lever& lever, int direction, double spe
     AddUnique(&out, "oom");
   }
   return out;
+}
+
+// What a larger value of a parallel size costs that the catalog's forward priors cannot say
+// (reading.h): more expert-parallel ranks hold fewer experts each (the busiest waits longer) and
+// spread the group over more nodes; a larger ETP puts the EP ranks further apart. A move that
+// lowers such a key addresses those diagnoses, whatever its lever's direction.
+const std::map<std::string, std::vector<std::string>>& CostsOfMore() {
+  static const std::map<std::string, std::vector<std::string>> kCosts = {
+      {"--expert-model-parallel-size", {"moe_imbalance", "moe_dispatch"}},
+      {"--expert-tensor-parallel-size", {"moe_dispatch"}},
+  };
+  return kCosts;
+}
+
+// Keys whose every change addresses a MoE reading: the token dispatcher decides how routed tokens
+// cross the network (flex sends one copy per destination node).
+const std::map<std::string, std::vector<std::string>>& AnyChangeAddresses() {
+  static const std::map<std::string, std::vector<std::string>> kKinds = {
+      {"--moe-token-dispatcher-type", {"moe_dispatch"}},
+  };
+  return kKinds;
+}
+
+void AddReliefs(const Move& move, const std::map<std::string, std::string>& defaults,
+                std::vector<std::string>* out) {
+  for (const Change& c : move.changes) {
+    auto any = AnyChangeAddresses().find(c.key);
+    if (any != AnyChangeAddresses().end()) {
+      for (const std::string& kind : any->second) AddUnique(out, kind);
+    }
+    auto costs = CostsOfMore().find(c.key);
+    if (costs == CostsOfMore().end()) continue;
+    std::optional<std::string> from_text = c.from;
+    if (!from_text) {
+      auto d = defaults.find(c.key);
+      if (d != defaults.end()) from_text = d->second;
+    }
+    std::optional<double> from = Number(from_text), to = Number(c.to);
+    if (!from || !to || *to >= *from) continue;
+    for (const std::string& kind : costs->second) AddUnique(out, kind);
+  }
 }
 
 }  // namespace
@@ -190,6 +232,23 @@ double ShapeCorrection(const ScoringContext& ctx, const Move& move) {
   return correction;
 }
 
+// The speed a smaller expert-parallel size is worth from the imbalance it relieves: every rank
+// waits for the busiest at each combine, so the expert layers (about kMoeTimeShare of a MoE
+// model's step) speed up by the ratio of the busiest rank's loads before and after. The catalog
+// has one prior for every EP move; this grows with how few experts each rank holds.
+constexpr double kMoeTimeShare = 0.5;
+
+double ImbalanceRelief(const Recipe& leader, const Move& move) {
+  RecipeShape before = ReadShape(leader);
+  std::optional<Recipe> after_recipe = Apply(leader, move.changes);
+  if (!after_recipe || before.experts <= 0) return 0;
+  RecipeShape after = ReadShape(*after_recipe);
+  if (after.ep >= before.ep) return 0;
+  return kMoeTimeShare * ((1 + MoeBusiestExcess(before.experts, before.ep)) /
+                              (1 + MoeBusiestExcess(after.experts, after.ep)) -
+                          1);
+}
+
 void CheckMemory(const ScoringContext& ctx, MoveEstimate* e) {
   const CampaignView& v = *ctx.view;
   for (const Change& c : e->move->changes) {
@@ -212,7 +271,8 @@ void CheckMemory(const ScoringContext& ctx, MoveEstimate* e) {
   if (capacity > 0 && e->memory > 0 && *e->predicted_peak_gib > 0.75 * capacity) {
     e->risk = 0.8;  // because the memory prior is rough and an OOM costs a whole job
   }
-  if (capacity > 0 && *e->predicted_peak_gib > kMemoryLimit * capacity) {
+  // A move that uses no more memory than the leader, which ran, is never ruled out by the limit.
+  if (capacity > 0 && e->memory > 0 && *e->predicted_peak_gib > kMemoryLimit * capacity) {
     e->feasible = false;
     char buf[128];
     std::snprintf(buf, sizeof buf, "predicted peak %.1f GiB exceeds %.0f%% of %.0f GiB",
@@ -298,6 +358,8 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
       BlendMeasured(ctx, lever, shape.direction, SpeedPrior(ctx, lever, shape.direction)) *
       shape.strength;
   e.speed = base_speed > 0 ? base_speed * (1 + 0.35 * (shape.steps - 1)) : base_speed * shape.steps;
+  const double relief = ImbalanceRelief(ctx.view->leader, move);
+  if (relief > 0) e.speed = std::max(e.speed, relief);
   e.speed += ShapeCorrection(ctx, move);
   // A reverse move undoes the forward factor: if doubling TP keeps 65% of the memory, halving it
   // needs 1/0.65 = 154%, not 135%.
@@ -309,7 +371,18 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
   // savings compound.
   e.memory = base_memory > 0 ? base_memory * (std::exp2(shape.steps) - 1)
                              : std::pow(std::max(0.05, 1 + base_memory), shape.steps) - 1;
+  // Parallel sizes that shard only parameter state: the model's shape says what they change.
+  const CampaignView& view = *ctx.view;
+  if (view.leader_measurement && view.leader_measurement->peak_memory_gib) {
+    std::optional<double> modelled = ParallelMemoryChange(
+        view.leader, move.changes, ctx.defaults, *view.leader_measurement->peak_memory_gib);
+    if (modelled) {
+      e.memory = std::max(-0.9, *modelled);
+      e.memory_modelled = true;
+    }
+  }
   e.addresses = Addresses(lever, shape.direction, e.speed, e.memory);
+  AddReliefs(move, ctx.defaults, &e.addresses);
   double best = 0;
   for (const std::string& kind : e.addresses) {
     double s = SeverityOf(ctx.diagnoses, kind);

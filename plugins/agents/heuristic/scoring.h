@@ -13,6 +13,13 @@
 // using memory (with a speed gain) addresses memory_headroom; saving it addresses memory_pressure
 // and oom.
 //
+// Reliefs. Some costs of a LARGER value of a key are readings of their own (reading.h): a smaller
+// --expert-model-parallel-size addresses moe_imbalance and moe_dispatch, a smaller
+// --expert-tensor-parallel-size moe_dispatch, and any --moe-token-dispatcher-type change
+// moe_dispatch, whatever the lever's direction. A smaller EP is also worth, at least, the
+// imbalance it relieves: kMoeTimeShare x (busiest load before / busiest load after - 1), the
+// expert layers waiting on the busiest rank (MoeBusiestExcess).
+//
 // Size. A numeric move of `steps` = |log2(to/from)| doublings gains with diminishing returns,
 // speed × (1 + 0.35·(steps−1)); memory it uses grows with the value, memory × (2^steps − 1), and
 // memory it saves compounds, (1+memory)^steps − 1.
@@ -29,9 +36,11 @@
 // what this campaign measured for the same lever and direction (speedup over its base, per step)
 // is averaged in the same way. The memory prior too is averaged with each measured memory change
 // of the lever (peak over its base's peak, per step), a reverse measurement read as the inverse of
-// a forward one.
-// A move is infeasible (never proposed) when its predicted peak exceeds kMemoryLimit of device
-// memory, or it moves a numeric key forward to a value at or above one that already ran out of
+// a forward one. A move of pipeline, expert or expert-tensor parallelism on a recipe whose model
+// shape is known takes its memory change from param_memory.h instead (memory_modelled): the
+// parameter state it re-shards, relative to the leader's measured peak.
+// A move is infeasible (never proposed) when it uses memory and its predicted peak exceeds
+// kMemoryLimit of device memory (a move that uses none is not: the leader ran at that peak), or it moves a numeric key forward to a value at or above one that already ran out of
 // memory, or with PP>1 when a larger micro-batch would grow the pipeline bubble more than it gains.
 #ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_
 #define ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_
@@ -77,6 +86,7 @@ struct MoveEstimate {
   double risk = 1;
   double gain = 0;
   double unlock_bonus = 0; // part of gain: what an out-of-memory change could gain (pairs.h)
+  bool memory_modelled = false;  // `memory` from the model's shape (param_memory.h), not a prior
   std::optional<double> predicted_peak_gib;
   bool feasible = true;
   std::string note;        // why infeasible, or what the history did

@@ -1,0 +1,113 @@
+// Copyright attune authors.
+#include "param_memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "history.h"
+#include "reading.h"
+
+namespace attune::agents {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The keys whose moves only re-shard parameter state (see the header).
+const std::set<std::string>& ParameterShardingKeys() {
+  static const std::set<std::string> kKeys = {
+      "--pipeline-model-parallel-size", "--expert-model-parallel-size",
+      "--expert-tensor-parallel-size"};
+  return kKeys;
+}
+
+// Keys that move together with PP (the virtual-pipeline companions) and change no parameter state.
+bool FollowsPipeline(const std::string& key) {
+  return key == "--num-layers-per-virtual-pipeline-stage" ||
+         key == "--num-virtual-stages-per-pipeline-rank";
+}
+
+class Flags {
+ public:
+  Flags(const Recipe& r, const std::map<std::string, std::string>& defaults)
+      : recipe_(r), defaults_(defaults) {}
+
+  std::optional<double> Get(const std::string& key) const {
+    std::optional<std::string> v = GetValue(recipe_, key);
+    if (!v) {
+      auto d = defaults_.find(key);
+      if (d != defaults_.end()) v = d->second;
+    }
+    std::optional<long long> n = ParseInt(v);
+    if (!n || *n <= 0) return std::nullopt;
+    return static_cast<double>(*n);
+  }
+  double Or(const std::string& key, double fallback) const { return Get(key).value_or(fallback); }
+  bool Set(const std::string& key) const { return GetValue(recipe_, key).has_value(); }
+
+ private:
+  const Recipe& recipe_;
+  const std::map<std::string, std::string>& defaults_;
+};
+
+// Bytes per parameter over `dp` data-parallel ranks (see the header).
+double BytesPerParameter(const Flags& f, double dp) {
+  double grad = f.Set("--grad-reduce-in-bf16") ? 2 : 4;
+  double optimizer = f.Set("--use-distributed-optimizer") ? 12 / std::max(1.0, dp) : 12;
+  return 2 + grad + optimizer;
+}
+
+}  // namespace
+
+std::optional<double> ParameterStateBytes(const Recipe& recipe,
+                                          const std::map<std::string, std::string>& defaults) {
+  Flags f(recipe, defaults);
+  std::optional<double> layers = f.Get("--num-layers"), h = f.Get("--hidden-size");
+  if (!layers || !h) return std::nullopt;
+  const double world = std::max(1, recipe.topology.WorldSize());
+  const double tp = f.Or("--tensor-model-parallel-size", 1);
+  const double pp = f.Or("--pipeline-model-parallel-size", 1);
+  const double ep = f.Or("--expert-model-parallel-size", 1);
+  const double etp = f.Or("--expert-tensor-parallel-size", tp);
+  const double heads = f.Or("--num-attention-heads", 1);
+  const double groups = f.Set("--group-query-attention") ? f.Or("--num-query-groups", heads) : heads;
+  const double ffn = f.Or("--ffn-hidden-size", 4 * *h);
+  const double mlp = f.Set("--swiglu") ? 3 : 2;
+  const double experts = f.Or("--num-experts", 0);
+  // Every layer is a MoE layer unless --moe-layer-freq is a plain N (every N-th layer).
+  const double moe_share = experts > 0 ? 1 / f.Or("--moe-layer-freq", 1) : 0;
+  const double attention = 2 * *h * *h + 2 * *h * *h * groups / heads;
+  const double dense_mlp = mlp * *h * ffn;
+  const double moe_dense = mlp * *h * f.Or("--moe-shared-expert-intermediate-size", 0) +
+                           *h * experts;  // shared experts and the router
+  const double per_stage = *layers / pp;
+  const double dense = per_stage *
+                       (attention + (1 - moe_share) * dense_mlp + moe_share * moe_dense) / tp;
+  const double expert = per_stage * moe_share * experts / ep * mlp * *h *
+                        f.Or("--moe-ffn-hidden-size", ffn) / etp;
+  return dense * BytesPerParameter(f, world / (tp * pp)) +
+         expert * BytesPerParameter(f, world / (etp * ep * pp));
+}
+
+std::optional<double> ParallelMemoryChange(const Recipe& recipe, const std::vector<Change>& changes,
+                                           const std::map<std::string, std::string>& defaults,
+                                           double peak_gib) {
+  if (changes.empty() || peak_gib <= 0) return std::nullopt;
+  bool shards = false;
+  for (const Change& c : changes) {
+    if (ParameterShardingKeys().count(c.key) > 0) {
+      shards = true;
+    } else if (!FollowsPipeline(c.key)) {
+      return std::nullopt;
+    }
+  }
+  if (!shards) return std::nullopt;
+  std::optional<Recipe> after = Apply(recipe, changes);
+  if (!after) return std::nullopt;
+  std::optional<double> before_bytes = ParameterStateBytes(recipe, defaults);
+  std::optional<double> after_bytes = ParameterStateBytes(*after, defaults);
+  if (!before_bytes || !after_bytes) return std::nullopt;
+  return (*after_bytes - *before_bytes) / kGiB / peak_gib;
+}
+
+}  // namespace attune::agents

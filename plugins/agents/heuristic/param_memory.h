@@ -1,0 +1,47 @@
+// Copyright attune authors.
+//
+// What a parallel-size move does to the memory of a Megatron recipe's parameter state, computed
+// from the model's shape instead of the lever's catalog prior.
+//
+// A catalog prior ("EP doubling saves 30%") is one number for every recipe, but the share of
+// memory a parallel size shards is not: at EP 64 each halving adds the weights of a few experts,
+// at EP 2 it doubles most of the model. Pipeline, expert and expert-tensor parallelism shard only
+// parameters, their gradients and optimizer state (the activations in flight per GPU stay about
+// the same under 1F1B), so for them the change is the difference of two parameter-state
+// estimates, which this computes per GPU from the recipe's flags:
+//   dense  (L/PP) × (attention + dense or shared-expert MLP + router) / TP, over DP = world/(TP·PP)
+//   expert (L/PP) × E/EP × (2|3)·h·f_moe / ETP,                       over world/(ETP·EP·PP)
+//   bytes per parameter: 2 (BF16 weights) + 4 (FP32 gradients; 2 with --grad-reduce-in-bf16)
+//   + 12 (Adam state and master weights), the last divided by the data-parallel size under
+//   --use-distributed-optimizer. That is why a smaller parallel size costs less than its prior
+//   says: the ranks it frees join data parallelism and shard the optimizer state further.
+// Embeddings are left out: no move here changes them. Recipes without the model's shape (other
+// stacks, missing flags) get std::nullopt and the catalog prior stands.
+#ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_PARAM_MEMORY_H_
+#define ATTUNE_PLUGINS_AGENTS_HEURISTIC_PARAM_MEMORY_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attune/recipe.h"
+
+namespace attune::agents {
+
+// Per-GPU bytes of the parameter state (weights, gradients, optimizer) of the transformer
+// layers of `recipe`'s busiest pipeline stage; std::nullopt without --num-layers and
+// --hidden-size. `defaults`: what absent keys mean (Move::defaults), e.g. ETP absent = TP.
+std::optional<double> ParameterStateBytes(const Recipe& recipe,
+                                          const std::map<std::string, std::string>& defaults = {});
+
+// The change of the peak, relative to `peak_gib`, when `changes` move only pipeline, expert or
+// expert-tensor parallel sizes (and the virtual-pipeline keys that follow PP); std::nullopt for
+// any other move or when the shape is unknown.
+std::optional<double> ParallelMemoryChange(const Recipe& recipe, const std::vector<Change>& changes,
+                                           const std::map<std::string, std::string>& defaults,
+                                           double peak_gib);
+
+}  // namespace attune::agents
+
+#endif  // ATTUNE_PLUGINS_AGENTS_HEURISTIC_PARAM_MEMORY_H_

@@ -1,0 +1,176 @@
+// Copyright attune authors.
+//
+// The heuristic on fine-grained MoE shapes: its own MoE readings, the value of a smaller expert
+// parallel size, the parameter-state memory model, and pairs that do not detour through a saver
+// when the lever has a move that fits.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pairs.h"
+#include "param_memory.h"
+#include "reading.h"
+#include "scoring.h"
+#include "view_fixtures.h"
+
+using attune::CampaignView;
+using attune::Move;
+using attune::Recipe;
+using attune::agents::EstimateMove;
+using attune::agents::MakeScoringContext;
+using attune::agents::ParallelMemoryChange;
+using attune::agents::ParameterStateBytes;
+
+namespace {
+
+constexpr const char* kEp = "--expert-model-parallel-size";
+
+// A DeepSeek-V3-like recipe: 60 layers, 256 experts of width 2048, TP 2 x PP 4 x EP `ep` on
+// `nodes` nodes of 8 GPUs, with the distributed optimizer.
+Recipe MoeRecipe(const std::string& ep, int nodes = 32, bool distributed_optimizer = true) {
+  Recipe r = attune::testing::BaseRecipe();
+  r.args.push_back({"--num-layers", {"60"}});
+  r.args.push_back({"--hidden-size", {"7168"}});
+  r.args.push_back({"--ffn-hidden-size", {"18432"}});
+  r.args.push_back({"--num-attention-heads", {"56"}});
+  r.args.push_back({"--swiglu", {}});
+  r.args.push_back({"--num-experts", {"256"}});
+  r.args.push_back({"--moe-ffn-hidden-size", {"2048"}});
+  r.args.push_back({"--tensor-model-parallel-size", {"2"}});
+  r.args.push_back({"--pipeline-model-parallel-size", {"4"}});
+  r.args.push_back({"--expert-tensor-parallel-size", {"1"}});
+  r.args.push_back({kEp, {ep}});
+  if (distributed_optimizer) r.args.push_back({"--use-distributed-optimizer", {}});
+  r.topology = {nodes, 8, "B200"};
+  return r;
+}
+
+// The fixture's view with `recipe` as baseline and leader, measured at `peak_gib` of 180 GiB,
+// and expert parallelism in the catalog with the Megatron catalog's priors.
+CampaignView MoeView(const Recipe& recipe, double peak_gib) {
+  CampaignView view = attune::testing::MakeView(peak_gib);
+  view.cluster.device_memory_gib = 180;
+  view.baseline = recipe;
+  view.leader = recipe;
+  view.levers.push_back(
+      {"expert_parallel", "", {kEp}, {"memory_pressure", "oom", "communication"}, -0.05, -0.3,
+       true});
+  view.legal_moves.clear();
+  for (const char* to : {"8", "16", "32", "128"}) {
+    view.legal_moves.push_back({"expert_parallel", {{kEp, "64", to}}, "", {}});
+  }
+  return view;
+}
+
+Move Ep(const std::string& from, const std::string& to) {
+  return {"expert_parallel", {{kEp, from, to}}, "", {}};
+}
+
+bool Has(const std::vector<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+}  // namespace
+
+TEST_CASE("few experts per rank across nodes reads as MoE imbalance and dispatch",
+          "[agents][reading][moe]") {
+  CampaignView wide = MoeView(MoeRecipe("64"), 110);
+  auto diagnoses = attune::agents::ReadDiagnoses(wide);
+  CHECK(attune::agents::SeverityOf(diagnoses, "moe_imbalance") > 0.5);
+  CHECK(attune::agents::SeverityOf(diagnoses, "moe_dispatch") > 0.4);
+  // 32 experts per rank inside one node: neither limits much.
+  CampaignView narrow = MoeView(MoeRecipe("8", 1), 110);
+  auto calm = attune::agents::ReadDiagnoses(narrow);
+  CHECK(attune::agents::SeverityOf(calm, "moe_imbalance") == 0);
+  CHECK(attune::agents::SeverityOf(calm, "moe_dispatch") == 0);
+}
+
+TEST_CASE("a smaller expert-parallel size is valued by the imbalance it relieves",
+          "[agents][scoring][moe]") {
+  CampaignView view = MoeView(MoeRecipe("64"), 110);
+  auto ctx = MakeScoringContext(view);
+  Move half = Ep("64", "32"), quarter = Ep("64", "16"), more = Ep("64", "128");
+  auto e32 = EstimateMove(ctx, half, 0);
+  auto e16 = EstimateMove(ctx, quarter, 1);
+  CHECK(e32.direction == -1);
+  CHECK(Has(e32.addresses, "moe_imbalance"));
+  CHECK(Has(e32.addresses, "moe_dispatch"));
+  // The catalog's reverse prior alone would say +5% for either.
+  CHECK(e32.speed > 0.05);
+  CHECK(e16.speed > e32.speed);
+  CHECK(e16.gain > 0.1);
+  auto up = EstimateMove(ctx, more, 2);
+  CHECK(up.speed < 0);
+  CHECK_FALSE(Has(up.addresses, "moe_imbalance"));
+}
+
+TEST_CASE("expert and pipeline sizes change memory by the parameter state they shard",
+          "[agents][scoring][moe]") {
+  Recipe r = MoeRecipe("64");
+  // At EP 64 a rank holds 4 experts of 15 layers: about 2.6e9 parameters at 18 bytes (expert DP
+  // is 1); at EP 16, 16 experts at 6 + 12/4 bytes. The difference is about 44 GiB.
+  auto change = ParallelMemoryChange(r, {{kEp, "64", "16"}}, {}, 110);
+  REQUIRE(change);
+  CHECK(*change * 110 == Approx(44.2).epsilon(0.05));
+  // Without the distributed optimizer the freed ranks shard nothing: 18 bytes per parameter
+  // everywhere, so the same move costs three times the weights it adds.
+  auto plain = ParallelMemoryChange(MoeRecipe("64", 32, false), {{kEp, "64", "16"}}, {}, 110);
+  REQUIRE(plain);
+  CHECK(*plain > *change);
+  // The estimate replaces the catalog's: reverse -30% per step twice would be +129%.
+  CampaignView view = MoeView(r, 110);
+  auto e = EstimateMove(MakeScoringContext(view), Ep("64", "16"), 0);
+  CHECK(e.memory_modelled);
+  CHECK(e.memory == Approx(*change));
+  CHECK(e.feasible);
+  // Other keys and unknown shapes keep the prior.
+  CHECK_FALSE(ParallelMemoryChange(r, {{"--micro-batch-size", "1", "2"}}, {}, 110));
+  CHECK_FALSE(ParameterStateBytes(attune::testing::BaseRecipe()));
+}
+
+TEST_CASE("a move that adds no memory is feasible even from a leader above the memory limit",
+          "[agents][scoring]") {
+  CampaignView view = attune::testing::MakeView(78.0);  // 97.5% of 80 GiB, and it ran
+  Move neutral{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}};
+  auto e = EstimateMove(MakeScoringContext(view), neutral, 0);
+  CHECK(e.memory == 0);
+  CHECK(e.feasible);
+  Move hungry{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "", {}};
+  CHECK_FALSE(EstimateMove(MakeScoringContext(view), hungry, 1).feasible);
+}
+
+TEST_CASE("no saver is paired with a change whose lever has a move that fits and gains as much",
+          "[agents][pairs][moe]") {
+  // EP 64 -> 8 does not fit at 110 GiB of 180; EP 64 -> 16 fits and relieves most of the
+  // imbalance. Measuring it first is worth more than a saver followed by EP 8.
+  CampaignView view = MoeView(MoeRecipe("64"), 110);
+  // A saver that is faster on its own and saves enough for EP 8.
+  view.levers.push_back({"saver", "", {"--saver"}, {"memory_pressure", "oom"}, 0.06, -0.35, false});
+  view.legal_moves.push_back({"saver", {{"--saver", std::nullopt, ""}}, "", {}});
+  auto ctx = MakeScoringContext(view);
+  std::vector<attune::agents::MoveEstimate> all;
+  for (size_t i = 0; i < view.legal_moves.size(); ++i) {
+    all.push_back(EstimateMove(ctx, view.legal_moves[i], static_cast<int>(i)));
+  }
+  auto e8 = std::find_if(all.begin(), all.end(), [](const auto& e) {
+    return e.move->changes[0].to == std::optional<std::string>("8");
+  });
+  REQUIRE(e8 != all.end());
+  CHECK_FALSE(e8->feasible);
+  auto e16 = std::find_if(all.begin(), all.end(), [](const auto& e) {
+    return e.move->changes[0].to == std::optional<std::string>("16");
+  });
+  REQUIRE(e16 != all.end());
+  REQUIRE(e16->feasible);
+  auto pair = attune::agents::BestPair(ctx, all);
+  double pair_gain = pair ? pair->gain : 0;
+  CHECK(pair_gain < e16->gain);
+  if (pair) {
+    // The pair is worth the saver plus what the hungry change adds beyond EP 16.
+    CHECK(pair->beyond_gain == Approx(pair->hungry_gain - e16->gain));
+    CHECK(pair->gain == Approx(pair->saver->speed + pair->confidence * pair->beyond_gain));
+  }
+}
