@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attune/recipe.h"
+
 namespace attune::bench {
 
 struct BenchOptions {
@@ -28,6 +30,11 @@ struct BenchOptions {
   std::string data_dir;                   // stacks/, skill/, workflows/
   nlohmann::json grid_space;              // null: derived from the baseline's legal moves
   int campaign_timeout_s = 900;
+  // Side-by-side re-measurement (meant for real launchers, where one run per recipe is noisy):
+  // `remeasure_rounds` rounds, each running the baseline, the reference's `remeasure_top`
+  // fastest recipes and every campaign's final leader once, in a rotating order. 0: off.
+  int remeasure_rounds = 0;
+  int remeasure_top = 3;
 };
 
 // What the exhaustive search found for one scenario.
@@ -44,7 +51,12 @@ struct SpaceResult {
   // than what it found, that leader is the best known and every run is scored against it.
   double searched_best_tps = 0;
   std::string raised_by;     // the agent whose leader raised best_tps ("" when none did)
+  // The fastest feasible recipes the search measured (the baseline included), fastest first, at
+  // most kTopKept: what a side-by-side re-measurement runs again.
+  std::vector<std::pair<double, Recipe>> top;
 };
+
+inline constexpr int kTopKept = 10;
 
 // One campaign, as read back from its event log.
 struct CampaignOutcome {
@@ -68,6 +80,13 @@ struct CampaignOutcome {
   double speedup_at_budget[3] = {0, 0, 0};
   // (GPU-hours charged, the leader's noise-free throughput) at each leader change.
   std::vector<std::pair<double, double>> trajectory;
+  // The final leader: its candidate id and recipe (the baseline's when nothing beat it).
+  std::string final_candidate = "baseline";
+  std::optional<Recipe> final_recipe;
+  // Filled by a side-by-side re-measurement (--remeasure): the leader's median throughput over
+  // the best median among the reference's top recipes, and over the baseline's median.
+  std::optional<double> remeasured_fraction_of_best;
+  std::optional<double> remeasured_speedup;
 };
 
 inline constexpr double kBudgetCheckpoints[3] = {0.25, 0.5, 1.0};

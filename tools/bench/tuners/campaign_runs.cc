@@ -143,6 +143,8 @@ CampaignOutcome ReadOutcome(const std::vector<json>& events, const Recipe& basel
   out.final_speedup = space.baseline_tps > 0 ? t.leader_tps / space.baseline_tps : 0;
   out.fraction_of_best = space.best_tps > 0 ? t.leader_tps / space.best_tps : 0;
   out.trajectory = t.steps;
+  out.final_candidate = t.leader;
+  if (auto it = recipes.find(t.leader); it != recipes.end()) out.final_recipe = it->second;
   return out;
 }
 

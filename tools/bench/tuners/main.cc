@@ -6,7 +6,7 @@
 //   tuner_bench --attune build/bin/attune [--workflow workflows/examples/sim-x.yaml ...]
 //               [--agents heuristic,random,grid,optuna] [--seeds 3] [--budget GPUH] [--depth 4]
 //               [--beam 40] [--max-states 6000] [--grid-space JSON] [--out DIR] [--plugin-path DIR]
-//               [--exhaustive-only]
+//               [--exhaustive-only] [--remeasure ROUNDS] [--remeasure-top K]
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +16,7 @@
 #include <boost/program_options.hpp>
 
 #include "campaign_runs.h"
+#include "remeasure.h"
 #include "report_table.h"
 #include "space_search.h"
 
@@ -65,7 +66,12 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
       "plugin-path", po::value<std::vector<std::string>>(), "plugin directory (repeatable)")(
       "data-dir", po::value<std::string>(), "root with stacks/, workflows/ (default: source)")(
       "timeout", po::value<int>()->default_value(900), "seconds per campaign")(
-      "exhaustive-only", "only the exhaustive search (no campaigns)");
+      "exhaustive-only", "only the exhaustive search (no campaigns)")(
+      "remeasure", po::value<int>()->default_value(0),
+      "after the campaigns, run the baseline, the reference's top recipes and every final leader "
+      "again this many rounds each, side by side, and compare medians (for real launchers)")(
+      "remeasure-top", po::value<int>()->default_value(3),
+      "how many of the reference's fastest recipes --remeasure runs again (at most 10)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -96,6 +102,14 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
   o->beam = vm["beam"].as<int>();
   o->out_dir = vm["out"].as<std::string>();
   o->campaign_timeout_s = vm["timeout"].as<int>();
+  o->remeasure_rounds = vm["remeasure"].as<int>();
+  o->remeasure_top = vm["remeasure-top"].as<int>();
+  if (o->remeasure_rounds < 0 || o->remeasure_rounds > 50 || o->remeasure_top < 1 ||
+      o->remeasure_top > kTopKept) {
+    std::cerr << "tuner_bench: --remeasure takes 0 to 50 rounds and --remeasure-top 1 to "
+              << kTopKept << " recipes\n";
+    return 2;
+  }
   if (vm.count("plugin-path")) o->plugin_paths = vm["plugin-path"].as<std::vector<std::string>>();
   if (vm.count("grid-space")) {
     o->grid_space = nlohmann::json::parse(vm["grid-space"].as<std::string>(), nullptr, false);
@@ -154,6 +168,7 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, SpaceResult> spaces;
   std::vector<CampaignOutcome> outcomes;
+  std::vector<std::pair<std::string, RemeasureResult>> remeasured;
   double budget_note = o.budget_gpu_hours.value_or(0);
   for (const std::string& wf : o.workflows) {
     Result<ScenarioFile> scenario = ReadScenario(wf);
@@ -180,12 +195,18 @@ int main(int argc, char** argv) {
                 << " tok/s/GPU) beat the search's best; runs are scored against it\n";
     }
     spaces[stem] = space;
+    if (o.remeasure_rounds > 0) {
+      std::cerr << stem << ": re-measuring side by side, " << o.remeasure_rounds << " rounds\n";
+      remeasured.emplace_back(stem, Remeasure(evaluator->get(), scenario->recipe, space,
+                                              o.remeasure_rounds, o.remeasure_top, &some));
+    }
     outcomes.insert(outcomes.end(), some.begin(), some.end());
   }
   std::vector<AgentRow> rows = Aggregate(outcomes);
   PrintTable(spaces, rows, budget_note, std::cout);
   std::cout << "\n";
   PrintTargets(rows, std::cout);
+  for (const auto& [stem, r] : remeasured) PrintRemeasure(stem, r, o.remeasure_rounds, std::cout);
   std::ofstream(o.out_dir + "/outcomes.json") << OutcomesToJson(outcomes).dump(2) << "\n";
   return 0;
 }

@@ -165,7 +165,12 @@ nlohmann::json OutcomesToJson(const std::vector<CampaignOutcome>& outcomes) {
                    {"speedup_at_budget", {{"25%", o.speedup_at_budget[0]},
                                           {"50%", o.speedup_at_budget[1]},
                                           {"100%", o.speedup_at_budget[2]}}},
-                   {"refused", o.refused}});
+                   {"refused", o.refused},
+                   {"final_candidate", o.final_candidate}});
+    if (o.remeasured_fraction_of_best) {
+      arr.back()["remeasured_fraction_of_best"] = *o.remeasured_fraction_of_best;
+    }
+    if (o.remeasured_speedup) arr.back()["remeasured_speedup"] = *o.remeasured_speedup;
   }
   return arr;
 }

@@ -110,6 +110,10 @@ std::optional<double> Evaluator::RunOnce(const Recipe& recipe, const std::string
   return m->tokens_per_s_per_gpu;
 }
 
+std::optional<double> Evaluator::MeasureAgain(const Recipe& recipe, const std::string& name) {
+  return RunOnce(recipe, name);
+}
+
 std::optional<double> Evaluator::TokensPerS(const Recipe& recipe) {
   std::string id = RecipeId(recipe);
   auto it = cache_.find(id);
@@ -129,6 +133,13 @@ SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth,
   r.evaluated = 1;
   r.feasible = base ? 1 : 0;
   std::vector<std::pair<double, Recipe>> level{{r.baseline_tps, baseline}};
+  if (base) r.top.emplace_back(*base, baseline);
+  auto keep_top = [&r](double tps, const Recipe& recipe) {
+    r.top.emplace_back(tps, recipe);
+    std::stable_sort(r.top.begin(), r.top.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (static_cast<int>(r.top.size()) > kTopKept) r.top.resize(kTopKept);
+  };
   for (int d = 1; d <= depth && !level.empty(); ++d) {
     std::vector<std::pair<double, Recipe>> next_level;
     for (const auto& [tps_from, recipe] : level) {
@@ -145,6 +156,7 @@ SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth,
         std::optional<double> tps = evaluator->TokensPerS(next);
         if (!tps) continue;  // a failing recipe is a dead end: moves from it are not explored
         ++r.feasible;
+        keep_top(*tps, next);
         if (*tps > r.best_tps) {
           r.best_tps = *tps;
           r.best_change = DescribeChanges(Diff(baseline, next));

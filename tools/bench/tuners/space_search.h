@@ -46,6 +46,8 @@ class Evaluator {
                                                    const std::string& work_dir);
   // Noise-free tokens/s/GPU, or std::nullopt when the recipe fails on the simulated cluster.
   std::optional<double> TokensPerS(const Recipe& recipe);
+  // One more run of `recipe`, never cached, in a job directory called `name` (unique per call).
+  std::optional<double> MeasureAgain(const Recipe& recipe, const std::string& name);
   const Stack& stack() const { return *stack_; }
   const ClusterInfo& cluster() const { return cluster_; }
 
