@@ -39,6 +39,7 @@ json CampaignSettingsToJson(const CampaignSettings& s) {
               {"early_stop_relative_error", s.early_stop_relative_error},
               {"early_stop_check_every_s", s.early_stop_check_every_s}};
   if (s.confirm > 0) j["confirm"] = s.confirm;  // absent (0) in logs recorded before it existed
+  if (s.rivals > 0) j["rivals"] = s.rivals;    // likewise
   return j;
 }
 
@@ -51,6 +52,7 @@ CampaignSettings CampaignSettingsFromJson(const json& j) {
   s.noise_band = j.value("noise_band", 0.03);
   s.repeats = std::max(1, j.value("repeats", 1));
   s.confirm = std::max(0, j.value("confirm", 0));
+  s.rivals = std::max(0, j.value("rivals", 0));
   s.loss_rel_tolerance = j.value("loss_rel_tolerance", 0.02);
   s.paired_losses = j.value("paired_losses", 5);
   s.early_stop = j.value("early_stop", false);
@@ -195,6 +197,7 @@ Status CampaignState::ApplyProposal(const json& d) {
   if (d.value("done", false)) {
     agent_done = true;
     agent_done_rationale = d.value("rationale", "");
+    agent_done_leader_changes = leader_changes.size();
     return Status::Ok();
   }
   CandidateRecordState c;
@@ -330,6 +333,11 @@ Status CampaignState::ApplyRanked(const json& d) {
   auto* c = MutableCandidate(d.at("candidate").get<std::string>());
   if (!c) return Malformed(events::kCandidateRanked, "ranking of an unknown candidate");
   c->ranked = true;
+  c->ranked_on_jobs = 0;
+  for (const std::string& name : c->jobs) {
+    const JobRecord* j = FindJob(name);
+    if (j && j->Counts()) ++c->ranked_on_jobs;
+  }
   const std::string name = d.at("outcome").get<std::string>();
   std::optional<Outcome> outcome = OutcomeFromName(name);
   if (!outcome) return Malformed(events::kCandidateRanked, "unknown outcome '" + name + "'");

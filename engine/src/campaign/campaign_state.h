@@ -43,6 +43,7 @@ struct CampaignSettings {
   double noise_band = 0.03;
   int repeats = 1;                   // runs per candidate
   int confirm = 0;                   // extra runs of a would-be leader (workflow measure.confirm)
+  int rivals = 0;                    // extra runs of the leader's closest rivals (measure.rivals)
   double loss_rel_tolerance = 0.02;
   int paired_losses = 5;
   // The adaptive stop (workflow measure.early_stop). Off in logs recorded before it existed. The
@@ -145,6 +146,9 @@ struct CandidateRecordState {
   std::optional<double> speedup_vs_leader;
   std::optional<double> tokens_per_s_per_gpu;
   std::optional<bool> paired_loss_pass;
+  // How many of its jobs had finished (and counted) when it was last ranked: a candidate run
+  // again after its ranking (measure.rivals) is ranked again once that run has finished.
+  int ranked_on_jobs = 0;
 };
 
 struct LedgerState {
@@ -220,6 +224,9 @@ class CampaignState {
   std::vector<std::string> agent_errors;
   bool agent_done = false;
   std::string agent_done_rationale;  // the agent's words when it said it was done
+  // leader_changes.size() when the agent said it was done: its "done" was about that leader; a
+  // later leader (a rival re-measured, measure.rivals) is one it has not seen.
+  size_t agent_done_leader_changes = 0;
   bool paused = false;
   std::string pause_reason;
   bool finished = false;

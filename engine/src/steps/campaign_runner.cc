@@ -98,6 +98,7 @@ CampaignSettings SettingsOf(const Workflow& w) {
   s.noise_band = w.measure.noise_band;
   s.repeats = w.measure.repeats;
   s.confirm = w.measure.confirm;
+  s.rivals = w.measure.rivals;
   s.loss_rel_tolerance = w.gate.loss_rel_tolerance;
   s.paired_losses = w.gate.paired_losses;
   s.early_stop = w.measure.early_stop.enabled;

@@ -81,6 +81,11 @@ struct MeasureSpec {
   // to this many times, while it still would lead) and is ranked on the median of all its runs,
   // so that one lucky run on a noisy machine does not make the leader. 0: off.
   int confirm = 0;
+  // Extra runs for the leader's closest rivals when tuning would otherwise end with budget left
+  // (the agent is done, or the candidate limit is reached): a candidate whose median is within
+  // the noise band of the leader's runs again, up to this many times, closest first, and is
+  // ranked again on the median of its runs. 0: off. Limited like `confirm`.
+  int rivals = 0;
   EarlyStopSpec early_stop;
 };
 

@@ -59,6 +59,7 @@ Json WorkflowToJson(const Workflow& w) {
   // Written only when set, so that a workflow without it keeps the normalized form (and hash) it
   // had before the option existed.
   if (w.measure.confirm > 0) out["measure"]["confirm"] = w.measure.confirm;
+  if (w.measure.rivals > 0) out["measure"]["rivals"] = w.measure.rivals;
   return out;
 }
 
@@ -81,6 +82,7 @@ Result<Workflow> WorkflowFromJson(const Json& j) {
     w.measure.noise_band = m.at("noise_band").get<double>();
     w.measure.repeats = m.at("repeats").get<int>();
     w.measure.confirm = m.value("confirm", 0);
+    w.measure.rivals = m.value("rivals", 0);
     // A workflow recorded before the adaptive stop existed ran every job to its end.
     const Json e = m.value("early_stop", Json{{"enabled", false}});
     w.measure.early_stop.enabled = e.value("enabled", false);

@@ -131,7 +131,7 @@ Status ParseEarlyStop(const YamlReader& r, const YAML::Node& measure, EarlyStopS
 Status ParseMeasureAndGate(const YamlReader& r, const YAML::Node& root, Workflow* w) {
   if (YAML::Node m = root["measure"]) {
     ATTUNE_RETURN_IF_ERROR(r.RequireMap(m, "measure"));
-    ATTUNE_RETURN_IF_ERROR(r.CheckKeys(m, "measure", {"noise_band", "repeats", "confirm", "early_stop"}));
+    ATTUNE_RETURN_IF_ERROR(r.CheckKeys(m, "measure", {"noise_band", "repeats", "confirm", "rivals", "early_stop"}));
     ATTUNE_RETURN_IF_ERROR(r.ReadDouble(m, "noise_band", "measure", &w->measure.noise_band));
     ATTUNE_RETURN_IF_ERROR(r.ReadInt(m, "repeats", "measure", &w->measure.repeats));
     if (w->measure.noise_band < 0 || w->measure.noise_band >= 1) {
@@ -143,6 +143,13 @@ Status ParseMeasureAndGate(const YamlReader& r, const YAML::Node& root, Workflow
       return r.Error(m["confirm"], "measure.confirm",
                      "must be between 0 and " + std::to_string(kMaxConfirmRuns) +
                          " (extra runs of a candidate that would become the leader)");
+    }
+    ATTUNE_RETURN_IF_ERROR(r.ReadInt(m, "rivals", "measure", &w->measure.rivals));
+    if (w->measure.rivals < 0 || w->measure.rivals > kMaxConfirmRuns) {
+      return r.Error(m["rivals"], "measure.rivals",
+                     "must be between 0 and " + std::to_string(kMaxConfirmRuns) +
+                         " (extra runs of each of the leader's closest rivals once tuning has "
+                         "nothing new to try)");
     }
     if (m["early_stop"]) ATTUNE_RETURN_IF_ERROR(ParseEarlyStop(r, m, &w->measure.early_stop));
   }
