@@ -85,10 +85,11 @@ void AddRouterAndPermutation(const Ctx& x, LayerCost* cost) {
 // All-to-all of `bytes` per rank among `ep` ranks `stride` apart: the share bound for peers in
 // the same NVLink domain goes over NVLink, the rest over the inter-node network (at
 // `inter_eff` of its bus bandwidth: many small messages), both at once.
-double AllToAll(const Ctx& x, double ep, double stride, double bytes, double inter_eff) {
+double AllToAll(const Ctx& x, double ep, double stride, double bytes, double inter_eff,
+                double nvlink_eff = 1.0) {
   double domain = static_cast<double>(x.c.NvlinkDomain());
   double peers_nvlink = std::max(1.0, std::min(ep, std::floor(domain / stride)));
-  double nvlink = (peers_nvlink - 1) / ep * bytes / x.c.NvlinkBusBytesPerS();
+  double nvlink = (peers_nvlink - 1) / ep * bytes / (x.c.NvlinkBusBytesPerS() * nvlink_eff);
   double inter = (ep - peers_nvlink) / ep * bytes / (x.c.InterNodeBusBytesPerS() * inter_eff);
   double latency = peers_nvlink < ep ? x.c.inter_node_latency_us * 1e-6 : 2e-6;
   // One message per peer, issued together; ~0.5 µs of NCCL work each.
@@ -122,7 +123,10 @@ void AddExpertComm(const Ctx& x, LayerCost* cost) {
       double dedup = nodes > 1 ? std::min(1.0, node_copies / k) : 1.0;
       t = 2 * AllToAll(x, ep, stride, bytes * dedup, 1.0);
     } else {
-      t = 2 * AllToAll(x, ep, stride, bytes, 0.5);
+      // NCCL's all-to-all reaches the bus bandwidth on an 8-GPU NVSwitch board but not across a
+      // multi-node NVLink domain (mnnvl_alltoall_efficiency).
+      const double nvlink_eff = x.c.NvlinkDomain() > 8 ? x.f.mnnvl_alltoall_efficiency : 1.0;
+      t = 2 * AllToAll(x, ep, stride, bytes, 0.5, nvlink_eff);
     }
   }
   if (x.s.feat.overlap_moe_comm) t *= 1.0 - x.f.comm_overlap_hidden;

@@ -31,6 +31,12 @@ struct ModelFactors {
   // GPU idle per MoE layer per forward pass: the alltoall/flex dispatchers copy the token counts
   // to the host (a sync), so the host's launches after it are exposed rather than run ahead.
   double moe_sync_us = 1000;
+  // Share of the NVLink bus bandwidth the alltoall dispatcher (NCCL all-to-all) reaches among
+  // EP peers of a multi-node NVLink domain (NVL72): the DeepSeek-V3 GB200 study measured EP32
+  // dispatch at ~400 GB/s and combine at ~190 GB/s of MNNVL's 900 GB/s per direction before
+  // HybridEP, and found NCCL's all-to-all no faster. Within an 8-GPU NVSwitch board NCCL's
+  // all-to-all runs at the bus bandwidth.
+  double mnnvl_alltoall_efficiency = 0.36;
 };
 
 // Load of the busiest expert-parallel rank relative to balanced routing (>= 1): the largest of EP

@@ -197,6 +197,24 @@ TEST_CASE("all-to-all across nodes costs more than within NVLink", "[sim][moe]")
   CHECK(nvl72.ep_comm_s < across.ep_comm_s);
 }
 
+TEST_CASE("NCCL's all-to-all runs below the bus bandwidth only across a multi-node NVLink domain",
+          "[sim][moe]") {
+  // The alltoall dispatcher (Moe's default here) among 16 EP-group GPUs of one NVL72 domain pays
+  // mnnvl_alltoall_efficiency; DeepEP/HybridEP (flex) does not, nor does an 8-GPU board.
+  ModelFactors full;
+  full.mnnvl_alltoall_efficiency = 1.0;
+  const TrainingSetup a2a = Setup(Moe(128), 16);
+  const StepBreakdown nvl72 = EstimateStep(a2a, Cluster("GB200", 16));
+  const StepBreakdown nvl72_full = EstimateStep(a2a, Cluster("GB200", 16), full);
+  CHECK(nvl72.ep_comm_s > 1.5 * nvl72_full.ep_comm_s);
+  CHECK(nvl72.step_s > nvl72_full.step_s);
+  const TrainingSetup flex = Setup(Moe(128, {{"--moe-token-dispatcher-type", "flex"}}), 16);
+  CHECK(EstimateStep(flex, Cluster("GB200", 16)).ep_comm_s ==
+        Approx(EstimateStep(flex, Cluster("GB200", 16), full).ep_comm_s));
+  CHECK(EstimateStep(a2a, Cluster("H100", 16)).ep_comm_s ==
+        Approx(EstimateStep(a2a, Cluster("H100", 16), full).ep_comm_s));
+}
+
 const char* kHeader =
     "source,model,params_b,layers,hidden,ffn_hidden,heads,kv_heads,vocab,seq_len,moe_experts,"
     "moe_topk,gpu,num_gpus,tp,pp,vpp,cp,ep,dp,mbs,gbs,precision,recompute,seq_parallel,"

@@ -97,6 +97,7 @@ bool SetFactor(const std::string& spec, attune::sim::ModelFactors* f) {
       {"blackwell_gemm_efficiency", &attune::sim::ModelFactors::blackwell_gemm_efficiency},
       {"moe_expert_load_cv", &attune::sim::ModelFactors::moe_expert_load_cv},
       {"moe_sync_us", &attune::sim::ModelFactors::moe_sync_us},
+      {"mnnvl_alltoall_efficiency", &attune::sim::ModelFactors::mnnvl_alltoall_efficiency},
       {"step_overhead_ms", &attune::sim::ModelFactors::step_overhead_ms},
   };
   for (const Field& field : kFields) {
