@@ -17,7 +17,9 @@ constexpr double kDecodeHbmEfficiency = 0.8;  // share of HBM bandwidth a decode
 constexpr double kDecodeGemmEfficiency = 0.5; // decode GEMMs are skinny (M = requests in flight)
 constexpr double kPrefillGemmEfficiency = 0.6;
 constexpr double kDecodeStepOverheadS = 1.0e-3;  // scheduler, sampling, CUDA-graph replay
-constexpr double kTpAllReduceS = 8e-6;        // one small all-reduce inside an engine (NVLink)
+constexpr double kTpAllReduceBaseS = 4e-6;    // an engine's all-reduce with no data: launch + barrier
+constexpr double kTpAllReducePeerS = 0.7e-6;  // + per peer: one more NVLink read/write handshake
+constexpr double kPrefillChunkTokens = 8192;  // SGLang's --chunked-prefill-size default
 constexpr double kRolloutFixedS = 3.0;        // dispatch, rewards, gathering the samples
 constexpr double kHostLinkBytesPerS = 25e9;   // offload / onload per GPU (PCIe 5, shared)
 constexpr double kHandOverFixedS = 2.0;       // release / resume of memory, IPC handles
@@ -60,7 +62,8 @@ struct EngineShape {
 };
 
 // One decode step with `batch` requests in flight: memory-bound (weights and KV read) or
-// compute-bound, plus the fixed per-step cost.
+// compute-bound, plus the fixed per-step cost and two all-reduces per layer of the batch's
+// hidden states (after attention and after the MLP) when the engine spans GPUs.
 double DecodeStep(const EngineShape& e, const ClusterSpec& c, const ModelShape& m, double batch) {
   double touched = 1.0;
   if (m.experts > 0) {
@@ -70,7 +73,8 @@ double DecodeStep(const EngineShape& e, const ClusterSpec& c, const ModelShape& 
   double bytes = e.dense_b + e.expert_b * touched + batch * e.context_tokens * e.kv_bytes_per_token;
   double memory_s = bytes / (c.gpu.hbm_tb_s * 1e12 * kDecodeHbmEfficiency);
   double compute_s = 2.0 * e.active_params * batch / e.tp / (c.gpu.peak_bf16_tflops * 1e12 * kDecodeGemmEfficiency);
-  double comm_s = e.tp > 1 ? 2.0 * static_cast<double>(m.layers) * kTpAllReduceS : 0.0;
+  double comm_s = 2.0 * static_cast<double>(m.layers) *
+                  EngineAllReduceS(c, e.tp, batch * static_cast<double>(m.hidden) * kServingBytesPerParam);
   return std::max(memory_s, compute_s) + kDecodeStepOverheadS + comm_s;
 }
 
@@ -90,6 +94,12 @@ double WeightUpdateSeconds(const RolloutPlan& r, const ClusterSpec& c, double we
 }
 
 }  // namespace
+
+double EngineAllReduceS(const ClusterSpec& c, int tp, double bytes) {
+  if (tp <= 1) return 0.0;
+  const double t = static_cast<double>(tp);
+  return kTpAllReduceBaseS + kTpAllReducePeerS * (t - 1) + 2.0 * (t - 1) / t * bytes / c.NvlinkBusBytesPerS();
+}
 
 RolloutEstimate EstimateRollout(const TrainingSetup& setup, const ClusterSpec& cluster,
                                 double resident_training_b, double training_state_b) {
@@ -130,6 +140,14 @@ RolloutEstimate EstimateRollout(const TrainingSetup& setup, const ClusterSpec& c
   s.decode_tokens_per_s = concurrency / out.decode_step_s;
   out.prefill_s = per_engine * prompt * 2.0 * e.active_params / e.tp /
                   (cluster.gpu.peak_bf16_tflops * 1e12 * kPrefillGemmEfficiency);
+  // The prefill's all-reduces move every prompt token's hidden state, twice per layer; requests
+  // are prefilled in chunks (SGLang's default chunk: 8,192 tokens), one all-reduce each.
+  if (e.tp > 1) {
+    const double tokens = per_engine * prompt;
+    const double chunks = std::max(1.0, std::ceil(tokens / kPrefillChunkTokens));
+    out.prefill_s += 2.0 * static_cast<double>(m.layers) * chunks *
+                     EngineAllReduceS(cluster, e.tp, tokens / chunks * static_cast<double>(m.hidden) * kServingBytesPerParam);
+  }
   out.bulk_s = per_engine * response / concurrency * out.decode_step_s;
   double longest = static_cast<double>(std::max(r.max_response_tokens, r.response_tokens));
   out.tail_s = (longest - response) * out.tail_step_s;

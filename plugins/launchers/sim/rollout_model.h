@@ -28,6 +28,12 @@ struct RolloutEstimate {
   double weight_update_s = 0;    // new weights to the engines (+ the hand-over when colocated)
 };
 
+// One all-reduce of `bytes` among an engine's `tp` GPUs on NVLink: a latency that grows with the
+// peers every rank exchanges with (4 µs + 0.7 µs per peer, assumed), and the ring's 2(tp-1)/tp of
+// the bytes at the NVLink bus bandwidth, which a large decode batch or a long prefill reaches.
+// 0 for tp 1.
+double EngineAllReduceS(const ClusterSpec& cluster, int tp, double bytes);
+
 // `resident_training_b`: device memory the training processes keep on each GPU while the engines
 // run (only when colocated; the caller passes the training side's non-PyTorch memory).
 // `training_state_b`: weights, gradients and optimizer state per training GPU, which a colocated

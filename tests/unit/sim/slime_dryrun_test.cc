@@ -179,6 +179,29 @@ TEST_CASE("colocated generation hands the GPUs over; disaggregated generation br
   CHECK(with.weight_update_s > without.weight_update_s);
 }
 
+TEST_CASE("an engine's all-reduces cost more with more peers and more bytes", "[sim][slime]") {
+  const ClusterSpec c = Cluster();
+  CHECK(EngineAllReduceS(c, 1, 1e6) == 0);
+  const double small = 4096 * 2.0;  // one token's hidden state
+  CHECK(EngineAllReduceS(c, 8, small) > EngineAllReduceS(c, 2, small));
+  // A batch of 512 requests moves 512x the bytes: the bus bandwidth, not the latency, decides.
+  const double batch = 512 * small;
+  CHECK(EngineAllReduceS(c, 8, batch) > 2 * EngineAllReduceS(c, 8, small));
+  CHECK(EngineAllReduceS(c, 8, 2 * batch) - EngineAllReduceS(c, 8, batch) ==
+        Approx(2.0 * 7 / 8 * batch / c.NvlinkBusBytesPerS()));
+  // Through the rollout: a TP-4 engine's decode step carries its two all-reduces per layer.
+  ParallelPlan p = PlanOf(Qwen3());
+  p.rollout.gpus = 4;
+  p.rollout.gpus_per_engine = 1;
+  const RolloutEstimate tp1 = EstimateRollout(p, c, 0, 0);
+  p.rollout.gpus_per_engine = 4;
+  const RolloutEstimate tp4 = EstimateRollout(p, c, 0, 0);
+  REQUIRE((tp1.engine.fits && tp4.engine.fits));
+  const double layers = static_cast<double>(p.model.layers);
+  // A single request's step on one GPU has no all-reduce; on four it has two per layer.
+  CHECK(tp4.tail_step_s > 2 * layers * EngineAllReduceS(c, 4, p.model.hidden * 2.0) + 1e-3);
+}
+
 TEST_CASE("train_async.py hides generation behind training", "[sim][slime]") {
   Recipe async = Qwen3();
   async.entry = {"python3", "train_async.py"};
