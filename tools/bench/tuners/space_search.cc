@@ -72,7 +72,12 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(PluginHost* host,
   return e;
 }
 
-std::optional<double> Evaluator::RunOnce(const Recipe& recipe, const std::string& name) {
+std::optional<double> Evaluator::RunOnce(const Recipe& original, const std::string& name) {
+  // As a campaign runs it: the stack's benchmark form (a production-length recipe, e.g. slime's
+  // thousands of rollouts, would otherwise run into the time limit and measure nothing).
+  Result<Recipe> form = stack_->BenchmarkForm(original);
+  if (!form.ok()) return std::nullopt;
+  const Recipe& recipe = *form;
   Result<LaunchSpec> launch = stack_->RenderLaunch(recipe);
   if (!launch.ok()) return std::nullopt;
   JobSpec spec;

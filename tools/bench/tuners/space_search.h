@@ -7,8 +7,9 @@
 // `beam` fastest recipes of the level before (exhaustive while a level has at most `beam`
 // feasible recipes). The best throughput found is the bar the tuners are measured against.
 //
-// The Evaluator runs one recipe through the real plugins (stack renders and parses; the sim
-// launcher runs the job in virtual time) and caches the result by recipe id.
+// The Evaluator runs one recipe, in the stack's benchmark form as a campaign would, through the
+// real plugins (stack renders and parses; the sim launcher runs the job in virtual time) and
+// caches the result by recipe id.
 #ifndef ATTUNE_TOOLS_BENCH_TUNERS_SPACE_SEARCH_H_
 #define ATTUNE_TOOLS_BENCH_TUNERS_SPACE_SEARCH_H_
 
