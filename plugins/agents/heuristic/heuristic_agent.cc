@@ -193,7 +193,7 @@ void AddParentOptions(const CampaignView& view, const TriedSet& tried, std::vect
     const double ratio = RatioToLeader(view, parent.measurement.tokens_per_s_per_gpu);
     for (size_t i = 0; i < sub.legal_moves.size(); ++i) {
       const Move& m = sub.legal_moves[i];
-      if (AlreadyTried(tried, parent.recipe, m.changes)) continue;
+      if (AlreadyTried(tried, parent.recipe, m.changes, parent.measurement.peak_memory_gib)) continue;
       MoveEstimate e = EstimateMove(ctx, m, static_cast<int>(i));
       if (!e.feasible) continue;
       Option o = SingleOption(ctx, e);
@@ -337,7 +337,10 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
   std::vector<MoveEstimate> all;
   for (size_t i = 0; i < view.legal_moves.size(); ++i) {
     const Move& m = view.legal_moves[i];
-    if (AlreadyTried(ctx.tried, view.leader, m.changes)) continue;
+    if (AlreadyTried(ctx.tried, view.leader, m.changes,
+                     view.leader_measurement ? view.leader_measurement->peak_memory_gib : std::nullopt)) {
+      continue;
+    }
     all.push_back(EstimateMove(ctx, m, static_cast<int>(i)));
   }
   double unlock = UnlockValue(ctx);

@@ -54,10 +54,29 @@ TriedSet CollectTried(const CampaignView& view) {
   tried.recipes_by_candidate["baseline"] = view.baseline;
   tried.recipe_ids.insert(RecipeId(view.baseline));
   tried.recipe_ids.insert(RecipeId(view.leader));
+  // Measured peaks of the bases, for out-of-memory bans.
+  std::map<std::string, double> peak_gib;
+  if (view.baseline_measurement && view.baseline_measurement->peak_memory_gib) {
+    peak_gib["baseline"] = *view.baseline_measurement->peak_memory_gib;
+  }
+  std::vector<std::pair<std::string, std::string>> oom_only;
   for (const CandidateRecord& record : view.history) {
+    if (record.measurement && record.measurement->peak_memory_gib && !record.candidate_id.empty()) {
+      peak_gib[record.candidate_id] = *record.measurement->peak_memory_gib;
+    }
     if (BansItsChanges(record)) {
+      const bool oom = record.outcome == Outcome::kFailed && record.failure &&
+                       record.failure->kind == FailureKind::kOom;
+      auto base_peak = peak_gib.find(record.base_id.empty() ? std::string("baseline") : record.base_id);
       for (const Change& c : BlamedChanges(view, record)) {
-        tried.banned.emplace(c.key, ValueText(c.to));
+        const std::pair<std::string, std::string> key{c.key, ValueText(c.to)};
+        if (oom && base_peak != peak_gib.end()) {
+          auto [it, inserted] = tried.oom_at_peak_gib.emplace(key, base_peak->second);
+          if (!inserted) it->second = std::min(it->second, base_peak->second);
+          oom_only.push_back(key);
+        } else {
+          tried.banned.insert(key);
+        }
       }
     }
     auto base = tried.recipes_by_candidate.find(record.base_id);
@@ -73,18 +92,30 @@ TriedSet CollectTried(const CampaignView& view) {
     tried.recipe_ids.insert(RecipeId(*recipe));
     if (!record.candidate_id.empty()) tried.recipes_by_candidate[record.candidate_id] = *recipe;
   }
+  // A change also banned for another reason (a gate refusal, a config error) stays banned.
+  for (const auto& key : oom_only) {
+    if (tried.banned.count(key) > 0) tried.oom_at_peak_gib.erase(key);
+  }
   return tried;
 }
 
-bool TouchesBanned(const TriedSet& tried, const std::vector<Change>& changes) {
+bool TouchesBanned(const TriedSet& tried, const std::vector<Change>& changes,
+                   std::optional<double> base_peak_gib) {
   for (const Change& c : changes) {
-    if (tried.banned.count({c.key, ValueText(c.to)}) > 0) return true;
+    const std::pair<std::string, std::string> key{c.key, ValueText(c.to)};
+    if (tried.banned.count(key) > 0) return true;
+    auto oom = tried.oom_at_peak_gib.find(key);
+    if (oom != tried.oom_at_peak_gib.end() &&
+        !(base_peak_gib && *base_peak_gib <= oom->second * (1.0 - kOomRetryMargin))) {
+      return true;
+    }
   }
   return false;
 }
 
-bool AlreadyTried(const TriedSet& tried, const Recipe& leader, const std::vector<Change>& changes) {
-  if (changes.empty() || TouchesBanned(tried, changes)) return true;
+bool AlreadyTried(const TriedSet& tried, const Recipe& leader, const std::vector<Change>& changes,
+                  std::optional<double> base_peak_gib) {
+  if (changes.empty() || TouchesBanned(tried, changes, base_peak_gib)) return true;
   std::optional<Recipe> recipe = Apply(leader, changes);
   if (!recipe) return true;
   return tried.recipe_ids.count(RecipeId(*recipe)) > 0;

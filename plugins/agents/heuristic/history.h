@@ -17,6 +17,11 @@
 //    env:CUDA_DEVICE_MAX_CONNECTIONS=1 that came along with a failed TP move stays usable. A
 //    proposal of two levers together (agent_meta.levers has two entries) bans nothing: the
 //    combination is judged, not its parts.
+//  - A change whose job ran out of device memory is banned only in that memory context: when
+//    the base it ran on had a measured peak, the change is open again from a recipe whose
+//    measured peak is at least kOomRetryMargin lower (a saver freed memory since: EP 1 that did
+//    not fit beside EP-sized experts may fit once ETP shards them). Callers that do not pass the
+//    base's peak keep it banned.
 //
 // Pure functions of the view; deterministic. Thread-compatible.
 #ifndef ATTUNE_PLUGINS_AGENTS_HISTORY_H_
@@ -40,7 +45,14 @@ struct TriedSet {
   std::set<std::string> recipe_ids;                          // RecipeId of every tried recipe
   std::set<std::pair<std::string, std::string>> banned;      // (key, ValueText(to))
   std::map<std::string, Recipe> recipes_by_candidate;        // "baseline" and each candidate id
+  // Changes banned only for running out of device memory: (key, ValueText(to)) -> the measured
+  // peak (GiB) of the base they ran out of memory on, the lowest when it happened more than once.
+  std::map<std::pair<std::string, std::string>, double> oom_at_peak_gib;
 };
+
+// How much lower (relative) a base's measured peak must be than the one a change ran out of
+// memory on before the change is tried again from it.
+inline constexpr double kOomRetryMargin = 0.10;
 
 TriedSet CollectTried(const CampaignView& view);
 
@@ -49,10 +61,14 @@ std::optional<Recipe> Apply(const Recipe& base, const std::vector<Change>& chang
 
 // True when applying `changes` to `leader` gives a tried recipe, or a change is banned, or the
 // changes are empty or do nothing.
-bool AlreadyTried(const TriedSet& tried, const Recipe& leader, const std::vector<Change>& changes);
+// `base_peak_gib`: the measured peak memory of the recipe the changes apply to, when known.
+bool AlreadyTried(const TriedSet& tried, const Recipe& leader, const std::vector<Change>& changes,
+                  std::optional<double> base_peak_gib = std::nullopt);
 
-// True when one of `changes` is banned.
-bool TouchesBanned(const TriedSet& tried, const std::vector<Change>& changes);
+// True when one of `changes` is banned (an out-of-memory ban: unless `base_peak_gib` is at least
+// kOomRetryMargin below the peak it ran out of memory on).
+bool TouchesBanned(const TriedSet& tried, const std::vector<Change>& changes,
+                   std::optional<double> base_peak_gib = std::nullopt);
 
 // The changes of `record` that a ban applies to (see the file comment).
 std::vector<Change> BlamedChanges(const CampaignView& view, const CandidateRecord& record);

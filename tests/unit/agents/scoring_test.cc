@@ -120,6 +120,38 @@ TEST_CASE("a failed move bans its lever's change but not the companion that came
       tried, view.leader, {{"--tensor-model-parallel-size", std::nullopt, "2"}}));
 }
 
+TEST_CASE("a change that ran out of memory is banned only until a base has freed memory",
+          "[agents][history]") {
+  attune::CampaignView view = attune::testing::MakeView(30.0);  // the baseline peaks at 30 GiB
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = "micro_batch_size";
+  r.changes = {{"--micro-batch-size", "1", "4"}};
+  r.outcome = attune::Outcome::kFailed;
+  r.failure = Failed(attune::FailureKind::kOom);
+  view.history.push_back(r);
+  auto tried = attune::agents::CollectTried(view);
+  CHECK(tried.banned.count({"--micro-batch-size", "4"}) == 0);
+  REQUIRE(tried.oom_at_peak_gib.count({"--micro-batch-size", "4"}) == 1);
+  CHECK(tried.oom_at_peak_gib.at({"--micro-batch-size", "4"}) == Approx(30.0));
+  const std::vector<attune::Change> again = {{"--micro-batch-size", "2", "4"}};
+  // Without the base's peak, or from a base that uses about as much memory: still banned.
+  CHECK(attune::agents::TouchesBanned(tried, again));
+  CHECK(attune::agents::TouchesBanned(tried, again, 28.0));
+  // From a base whose peak is at least 10% lower (a saver freed memory since): open again.
+  CHECK_FALSE(attune::agents::TouchesBanned(tried, again, 26.0));
+
+  // The same change also failed for the recipe in another way: banned whatever the memory.
+  attune::CandidateRecord bad = r;
+  bad.candidate_id = "c002";
+  bad.failure = Failed(attune::FailureKind::kConfigError);
+  view.history.push_back(bad);
+  tried = attune::agents::CollectTried(view);
+  CHECK(tried.banned.count({"--micro-batch-size", "4"}) == 1);
+  CHECK(attune::agents::TouchesBanned(tried, again, 10.0));
+}
+
 TEST_CASE("an infrastructure failure bans no change but its recipe counts as tried",
           "[agents][history]") {
   attune::CampaignView view = attune::testing::MakeView(30.0);
