@@ -21,6 +21,15 @@ const JobRecord* CampaignState::FindJob(const std::string& name) const {
   return nullptr;
 }
 
+int CampaignState::CountedJobsOf(const CandidateRecordState& c) const {
+  int n = 0;
+  for (const auto& name : c.jobs) {
+    const JobRecord* j = FindJob(name);
+    if (j && j->Counts()) ++n;
+  }
+  return n;
+}
+
 const CandidateRecordState* CampaignState::FindCandidate(const std::string& id) const {
   for (const auto& c : candidates) {
     if (c.id == id) return &c;

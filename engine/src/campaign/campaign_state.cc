@@ -333,11 +333,7 @@ Status CampaignState::ApplyRanked(const json& d) {
   auto* c = MutableCandidate(d.at("candidate").get<std::string>());
   if (!c) return Malformed(events::kCandidateRanked, "ranking of an unknown candidate");
   c->ranked = true;
-  c->ranked_on_jobs = 0;
-  for (const std::string& name : c->jobs) {
-    const JobRecord* j = FindJob(name);
-    if (j && j->Counts()) ++c->ranked_on_jobs;
-  }
+  c->ranked_on_jobs = CountedJobsOf(*c);
   const std::string name = d.at("outcome").get<std::string>();
   std::optional<Outcome> outcome = OutcomeFromName(name);
   if (!outcome) return Malformed(events::kCandidateRanked, "unknown outcome '" + name + "'");

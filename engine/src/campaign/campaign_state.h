@@ -236,6 +236,8 @@ class CampaignState {
   // --- derived queries ---------------------------------------------------------------------
   const StepRecord* FindStep(const std::string& id) const;
   const JobRecord* FindJob(const std::string& name) const;
+  // Jobs of `c` that finished and count for it (a failure included; an engine cancellation not).
+  int CountedJobsOf(const CandidateRecordState& c) const;
   const CandidateRecordState* FindCandidate(const std::string& id) const;
   std::vector<const JobRecord*> InFlightJobs() const;
   // The recipe of "baseline" or a candidate; nullptr when unknown.

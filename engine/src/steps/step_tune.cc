@@ -163,115 +163,6 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
   return DriveJob(ctx, *name);
 }
 
-double VerifyReserve(const RunContext& ctx, const StepDecl& tune);
-
-// Jobs of `c` that finished and count (a failure included; an engine cancellation not).
-int CountedJobs(const CampaignState& s, const CandidateRecordState& c) {
-  int n = 0;
-  for (const auto& name : c.jobs) {
-    const JobRecord* j = s.FindJob(name);
-    if (j && j->Counts()) ++n;
-  }
-  return n;
-}
-
-// A rival of the leader (measure.rivals): a measured candidate that never led and was ranked
-// against a leader (within the noise band, or slower).
-bool IsRival(const CampaignState& s, const CandidateRecordState& c) {
-  return c.ranked && c.id != s.leader_id &&
-         (c.outcome == Outcome::kWithinNoise || c.outcome == Outcome::kSlower);
-}
-
-// measure.rivals, the part that cannot wait, decided from the recorded runs alone: a job of a
-// ranked candidate still running is driven to its end; a rival whose latest run finished after its
-// ranking is ranked again; a rival whose median now beats the leader's (the leader ran again) is
-// ranked again, which makes it the leader after the paired-loss check. Sets *acted when it did
-// something.
-Status SettleRivals(RunContext& ctx, bool* acted) {
-  const CampaignState& s = ctx.state;
-  if (s.settings.rivals <= 0) return Status::Ok();
-  for (const CandidateRecordState& c : s.candidates) {
-    if (!c.ranked) continue;
-    for (const auto& name : c.jobs) {
-      const JobRecord* j = s.FindJob(name);
-      if (j && j->InFlight()) {
-        *acted = true;
-        return DriveJob(ctx, name);
-      }
-    }
-  }
-  for (const CandidateRecordState& c : s.candidates) {
-    if (!IsRival(s, c)) continue;
-    if (CountedJobs(s, c) > c.ranked_on_jobs) {
-      *acted = true;
-      ctx.Say(c.id + ": ranked again on the median of its " +
-              std::to_string(s.MeasurementsOf(c.id).size()) + " run(s)");
-      return Rank(ctx, c, false);
-    }
-    if (RankOutcome(RankInput(s, c, false)) == Outcome::kNewLeader) {
-      *acted = true;
-      ctx.Say(c.id + ": its median now beats the leader " + s.leader_id + "'s by more than the band");
-      return Rank(ctx, c, false);
-    }
-  }
-  return Status::Ok();
-}
-
-// measure.rivals: when tuning would end with budget left, the leader (when it is a candidate) and
-// then its closest rival (a measured candidate that never led, whose median is within the noise
-// band of the leader's) run once more each, up to repeats + rivals runs, so that neither a lucky
-// leader nor an unlucky rival decides the campaign. Sets *acted when it requested a job; leaves
-// it false when nothing is left to re-measure or the budget (with the verify step's reserve)
-// cannot pay.
-Status RunClosestRival(RunContext& ctx, const StepDecl& step, bool* acted) {
-  const CampaignState& s = ctx.state;
-  if (s.settings.rivals <= 0) return Status::Ok();
-  const int most = s.settings.repeats + s.settings.rivals;
-  const CandidateRecordState* closest = nullptr;
-  double closest_tps = 0;
-  const CandidateRecordState* leader_c = s.FindCandidate(s.leader_id);
-  if (leader_c && leader_c->recipe && CountedJobs(s, *leader_c) < most) {
-    closest = leader_c;
-    if (auto m = s.MeasurementOf(s.leader_id)) closest_tps = m->tokens_per_s_per_gpu;
-  }
-  // The leader first; then the rival closest to it: a rival within the noise band of the leader
-  // now, measured fewer than `most` times, with no failed run.
-  auto rival_tps = [&](const CandidateRecordState& c) -> std::optional<double> {
-    if (!IsRival(s, c) || CountedJobs(s, c) >= most) return std::nullopt;
-    const OutcomeInput in = RankInput(s, c, false);
-    if (in.failure || !in.candidate_tps || RankOutcome(in) != Outcome::kWithinNoise) return std::nullopt;
-    return in.candidate_tps;
-  };
-  if (!closest) {
-    for (const CandidateRecordState& c : s.candidates) {
-      const std::optional<double> tps = rival_tps(c);
-      if (tps && (!closest || *tps > closest_tps)) {
-        closest = &c;
-        closest_tps = *tps;
-      }
-    }
-  }
-  if (!closest || !closest->recipe) return Status::Ok();
-  const double reserve = VerifyReserve(ctx, step);
-  if (!s.ledger.Fits(JobReservation(ctx, *closest->recipe) + reserve)) return Status::Ok();
-  const auto leader = s.MeasurementOf(s.leader_id);
-  const std::string id = closest->id;
-  if (id == s.leader_id) {
-    ctx.Say(fmt::format("{}: the leader, on {} run(s); measuring it again (measure.rivals)", id,
-                        s.MeasurementsOf(id).size()));
-  } else {
-    ctx.Say(fmt::format("{}: {:+.1f}% against the leader {}, within the noise band; measuring it "
-                        "again (measure.rivals)",
-                        id, leader ? 100 * (closest_tps / leader->tokens_per_s_per_gpu - 1) : 0.0,
-                        s.leader_id));
-  }
-  ATTUNE_ASSIGN_OR_RETURN(std::optional<std::string> name,
-                          TryRequestJob(ctx, JobAsk{id, JobPurpose::kCandidate, 0, step.id}));
-  if (!name) return Status::Ok();
-  *acted = true;
-  return DriveJob(ctx, *name);
-}
-
 // Asks the agent and records its answer (or its failure) before anything acts on it.
 Status AskAgent(RunContext& ctx, int max_candidates) {
   CampaignView view = BuildCampaignView(ctx, max_candidates);
@@ -360,6 +251,85 @@ double VerifyReserve(const RunContext& ctx, const StepDecl& tune) {
   const Recipe* recipe = s.RecipeOf(s.leader_id);
   const double worst = recipe ? JobReservation(ctx, *recipe) : leader;
   return pairs * (leader + baseline) - std::min(leader, baseline) + std::max(worst, leader);
+}
+
+// A rival of the leader (measure.rivals): a measured candidate that never led and was ranked
+// against a leader (within the noise band, or slower).
+bool IsRival(const CampaignState& s, const CandidateRecordState& c) {
+  return c.ranked && c.id != s.leader_id &&
+         (c.outcome == Outcome::kWithinNoise || c.outcome == Outcome::kSlower);
+}
+
+// measure.rivals, the part that cannot wait, decided from the recorded runs alone: a rival whose
+// latest run finished after its ranking is ranked again; a rival whose median now beats the
+// leader's (the leader ran again) is ranked again, which makes it the leader after the
+// paired-loss check. (A re-measurement still running when the engine stopped is driven to its end
+// by DriveInFlightJobs before any step runs.) Sets *acted when it did something.
+Status SettleRivals(RunContext& ctx, bool* acted) {
+  const CampaignState& s = ctx.state;
+  if (s.settings.rivals <= 0) return Status::Ok();
+  for (const CandidateRecordState& c : s.candidates) {
+    if (!IsRival(s, c)) continue;
+    if (s.CountedJobsOf(c) > c.ranked_on_jobs) {
+      *acted = true;
+      ctx.Say(c.id + ": ranked again on the median of its " +
+              std::to_string(s.MeasurementsOf(c.id).size()) + " run(s)");
+      return Rank(ctx, c, false);
+    }
+    if (RankOutcome(RankInput(s, c, false)) == Outcome::kNewLeader) {
+      *acted = true;
+      ctx.Say(c.id + ": its median now beats the leader " + s.leader_id + "'s by more than the band");
+      return Rank(ctx, c, false);
+    }
+  }
+  return Status::Ok();
+}
+
+// measure.rivals: when tuning would end with budget left, the leader (when it is a candidate) and
+// then its closest rival (a measured candidate that never led, whose median is within the noise
+// band of the leader's) run once more each, up to repeats + rivals runs, so that neither a lucky
+// leader nor an unlucky rival decides the campaign. Sets *acted when it requested a job; leaves
+// it false when nothing is left to re-measure or the budget (with the verify step's reserve)
+// cannot pay.
+Status RunClosestRival(RunContext& ctx, const StepDecl& step, bool* acted) {
+  const CampaignState& s = ctx.state;
+  if (s.settings.rivals <= 0) return Status::Ok();
+  const int most = s.settings.repeats + s.settings.rivals;
+  // The leader first; then the rival closest to it: a rival within the noise band of the leader
+  // now, measured fewer than `most` times, with no failed run.
+  const CandidateRecordState* closest = s.FindCandidate(s.leader_id);
+  double closest_tps = 0;
+  if (closest && (!closest->recipe || s.CountedJobsOf(*closest) >= most)) closest = nullptr;
+  if (closest == nullptr) {
+    for (const CandidateRecordState& c : s.candidates) {
+      if (!IsRival(s, c) || s.CountedJobsOf(c) >= most) continue;
+      const OutcomeInput in = RankInput(s, c, false);
+      if (in.failure || !in.candidate_tps || RankOutcome(in) != Outcome::kWithinNoise) continue;
+      if (closest == nullptr || *in.candidate_tps > closest_tps) {
+        closest = &c;
+        closest_tps = *in.candidate_tps;
+      }
+    }
+  }
+  if (!closest || !closest->recipe) return Status::Ok();
+  const double reserve = VerifyReserve(ctx, step);
+  if (!s.ledger.Fits(JobReservation(ctx, *closest->recipe) + reserve)) return Status::Ok();
+  const auto leader = s.MeasurementOf(s.leader_id);
+  const std::string id = closest->id;
+  if (id == s.leader_id) {
+    ctx.Say(fmt::format("{}: the leader, on {} run(s); measuring it again (measure.rivals)", id,
+                        s.MeasurementsOf(id).size()));
+  } else {
+    ctx.Say(fmt::format("{}: {:+.1f}% against the leader {}, within the noise band; measuring it "
+                        "again (measure.rivals)",
+                        id, leader ? 100 * (closest_tps / leader->tokens_per_s_per_gpu - 1) : 0.0,
+                        s.leader_id));
+  }
+  ATTUNE_ASSIGN_OR_RETURN(std::optional<std::string> name,
+                          TryRequestJob(ctx, JobAsk{id, JobPurpose::kCandidate, 0, step.id}));
+  if (!name) return Status::Ok();
+  *acted = true;
+  return DriveJob(ctx, *name);
 }
 
 }  // namespace
