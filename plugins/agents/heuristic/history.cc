@@ -59,7 +59,6 @@ TriedSet CollectTried(const CampaignView& view) {
   if (view.baseline_measurement && view.baseline_measurement->peak_memory_gib) {
     peak_gib["baseline"] = *view.baseline_measurement->peak_memory_gib;
   }
-  std::vector<std::pair<std::string, std::string>> oom_only;
   for (const CandidateRecord& record : view.history) {
     if (record.measurement && record.measurement->peak_memory_gib && !record.candidate_id.empty()) {
       peak_gib[record.candidate_id] = *record.measurement->peak_memory_gib;
@@ -73,7 +72,6 @@ TriedSet CollectTried(const CampaignView& view) {
         if (oom && base_peak != peak_gib.end()) {
           auto [it, inserted] = tried.oom_at_peak_gib.emplace(key, base_peak->second);
           if (!inserted) it->second = std::min(it->second, base_peak->second);
-          oom_only.push_back(key);
         } else {
           tried.banned.insert(key);
         }
@@ -93,9 +91,7 @@ TriedSet CollectTried(const CampaignView& view) {
     if (!record.candidate_id.empty()) tried.recipes_by_candidate[record.candidate_id] = *recipe;
   }
   // A change also banned for another reason (a gate refusal, a config error) stays banned.
-  for (const auto& key : oom_only) {
-    if (tried.banned.count(key) > 0) tried.oom_at_peak_gib.erase(key);
-  }
+  for (const auto& key : tried.banned) tried.oom_at_peak_gib.erase(key);
   return tried;
 }
 

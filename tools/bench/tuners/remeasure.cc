@@ -1,31 +1,12 @@
 // Copyright attune authors.
 #include "remeasure.h"
 
-#include <algorithm>
-#include <cmath>
 #include <iomanip>
 #include <map>
 
+#include "attune/metrics.h"
+
 namespace attune::bench {
-namespace {
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double Cv(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  double mean = 0;
-  for (double x : v) mean += x / v.size();
-  double var = 0;
-  for (double x : v) var += (x - mean) * (x - mean) / (v.size() - 1);
-  return mean > 0 ? std::sqrt(var) / mean : 0;
-}
-
-}  // namespace
 
 RemeasureResult Remeasure(Evaluator* evaluator, const Recipe& baseline, const SpaceResult& space,
                           int rounds, int top, std::vector<CampaignOutcome>* outcomes) {
@@ -80,7 +61,7 @@ RemeasureResult Remeasure(Evaluator* evaluator, const Recipe& baseline, const Sp
   }
   for (RemeasuredRecipe& r : result.recipes) {
     r.median = Median(r.runs);
-    r.cv = Cv(r.runs);
+    r.cv = CoefficientOfVariation(r.runs);
     if (r.in_reference && r.median > result.best_reference_median) {
       result.best_reference_median = r.median;
       result.best_reference_label = r.label;
