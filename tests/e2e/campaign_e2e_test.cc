@@ -2,110 +2,21 @@
 // launcher in virtual time, heuristic agent) and the real RocksDB log.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
-#include <streambuf>
 
 #include "campaign/campaign_state.h"
-#include "log/event_log.h"
+#include "e2e_util.h"
 #include "measure/measure.h"
 #include "steps/campaign_runner.h"
 
-namespace attune {
+namespace attune::e2e {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
-const std::string kWorkflow = std::string(ATTUNE_SOURCE_DIR) + "/tests/e2e/workflows/sim_campaign.yaml";
-
-// Counts lines written to it and requests a stop after `limit` of them (one line per event in
-// --json mode), so a campaign can be interrupted at an exact event.
-class StopAfterLines : public std::streambuf {
- public:
-  StopAfterLines(std::atomic<bool>* stop, int limit) : stop_(stop), limit_(limit) {}
-  int lines() const { return lines_; }
-
- protected:
-  int overflow(int c) override {
-    if (c == '\n' && ++lines_ >= limit_ && limit_ > 0) stop_->store(true);
-    return c;
-  }
-
- private:
-  std::atomic<bool>* stop_;
-  int limit_;
-  int lines_ = 0;
-};
-
-fs::path FreshDir(const std::string& tag) {
-  fs::path root = fs::temp_directory_path() / ("attune_e2e_" + std::to_string(::getpid()) + "_" + tag);
-  fs::remove_all(root);
-  fs::create_directories(root);
-  return root / "e2e";
-}
-
-struct Run {
-  int exit_code = -1;
-  std::string err;
-};
-
-Run RunIt(const fs::path& dir, int stop_after_events = 0, const std::string& workflow = kWorkflow,
-          const std::string& campaign_id = "e2e") {
-  std::atomic<bool> stop{false};
-  StopAfterLines counter(&stop, stop_after_events);
-  std::ostream out(&counter);
-  std::ostringstream err;
-  RunOptions o;
-  o.workflow_path = workflow;
-  o.campaign_dir = dir.string();
-  o.campaign_id = campaign_id;  // "": the default (the directory's name and random digits)
-  o.plugin_paths = {ATTUNE_PLUGIN_DIR};
-  o.json = true;
-  o.out = &out;
-  o.err = &err;
-  o.stop_requested = &stop;
-  o.ack_file = (dir.parent_path() / "acks").string();
-  return Run{RunCampaign(o), err.str()};
-}
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The e2e workflow with `from` replaced by `to`, written beside `dir` with its recipe; its path.
-std::string WorkflowVariant(const fs::path& dir, const std::string& name, const std::string& from,
-                            const std::string& to) {
-  std::string text = Slurp(kWorkflow);
-  REQUIRE(text.find(from) != std::string::npos);
-  text.replace(text.find(from), from.size(), to);
-  const fs::path wf = dir.parent_path() / (name + ".yaml");
-  std::ofstream(wf) << text;
-  fs::copy_file(fs::path(kWorkflow).parent_path() / "llama8b_h100.yaml", dir.parent_path() / "llama8b_h100.yaml");
-  return wf.string();
-}
-
-CampaignState FoldDir(const fs::path& dir) {
-  EventLogOptions lo;
-  lo.read_only = true;
-  lo.create_if_missing = false;
-  auto log = EventLog::Open(dir.string(), lo);
-  REQUIRE(log.ok());
-  auto events = (*log)->ReadFrom(1);
-  REQUIRE(events.ok());
-  auto state = CampaignState::Fold(*events);
-  REQUIRE(state.ok());
-  return *state;
-}
 
 TEST_CASE("a profile step on a launcher that writes no traces says why and the campaign goes on",
           "[e2e][profile]") {
@@ -237,202 +148,6 @@ TEST_CASE("the stop rule ends tuning after N candidates without a new leader; th
   CHECK(s.candidates.size() < 8);
   CHECK_THAT(Slurp(dir / "REPORT.md"),
              Catch::Contains("**stop_rule** — stop rule stop.no_gain_candidates = 2"));
-  fs::remove_all(dir.parent_path());
-}
-
-TEST_CASE("with measure.confirm a would-be leader runs again and leads only on the median of its runs",
-          "[e2e][tune][confirm]") {
-  const fs::path dir = FreshDir("confirm");
-  // 4% run-to-run noise against a 3% band: single runs would make leaders by luck.
-  std::string wf = WorkflowVariant(dir, "confirm", "noise_cv: 0.01, seed: 3}", "noise_cv: 0.04, seed: 3}");
-  {
-    std::string text = Slurp(wf);
-    const std::string from = "measure: {noise_band: 0.03, repeats: 1}";
-    REQUIRE(text.find(from) != std::string::npos);
-    text.replace(text.find(from), from.size(), "measure: {noise_band: 0.03, repeats: 1, confirm: 2}");
-    std::ofstream(wf) << text;
-  }
-  Run r = RunIt(dir, 0, wf);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  CampaignState s = FoldDir(dir);
-  CHECK(s.settings.confirm == 2);
-  int leaders = 0, confirmed_then_not = 0;
-  for (const auto& c : s.candidates) {
-    if (!c.ranked || !c.tokens_per_s_per_gpu) continue;
-    std::vector<double> tps;
-    for (const JobRecord* j : s.JobsOf(c.id, JobPurpose::kCandidate)) {
-      if (j->measurement && !j->failure) tps.push_back(j->measurement->tokens_per_s_per_gpu);
-    }
-    INFO(c.id << " " << OutcomeName(c.outcome) << " on " << tps.size() << " run(s)");
-    REQUIRE(!tps.empty());
-    CHECK(tps.size() <= 3);
-    // Ranked on the median of all its runs.
-    CHECK(*c.tokens_per_s_per_gpu == Approx(Median(tps)).epsilon(1e-12));
-    // A leader was confirmed by both extra runs (the budget of this campaign never cut one short).
-    if (c.outcome == Outcome::kNewLeader) {
-      ++leaders;
-      CHECK(tps.size() == 3);
-    } else if (tps.size() > 1) {
-      ++confirmed_then_not;  // its first run(s) said "leader"; the next said otherwise
-    }
-  }
-  CHECK(leaders >= 1);
-  UNSCOPED_INFO("candidates confirmed and then not leading: " << confirmed_then_not);
-  fs::remove_all(dir.parent_path());
-}
-
-TEST_CASE("measure.confirm out of range is refused before anything is recorded", "[e2e][confirm]") {
-  const fs::path dir = FreshDir("confirmbad");
-  const std::string wf = WorkflowVariant(dir, "confirmbad", "measure: {noise_band: 0.03, repeats: 1}",
-                                         "measure: {noise_band: 0.03, repeats: 1, confirm: 11}");
-  Run r = RunIt(dir, 0, wf);
-  CHECK(r.exit_code != 0);
-  CHECK_THAT(r.err, Catch::Contains("measure.confirm") && Catch::Contains("between 0 and 10"));
-  CHECK_FALSE(fs::exists(dir / "CURRENT"));  // nothing recorded
-  fs::remove_all(dir.parent_path());
-}
-
-// The e2e workflow with 4% run-to-run noise against the 3% band, measure.rivals: 2 and room in
-// the budget for the re-measurements after the eighth candidate.
-std::string RivalsWorkflow(const fs::path& dir, const std::string& name) {
-  std::string wf = WorkflowVariant(dir, name, "noise_cv: 0.01, seed: 3}", "noise_cv: 0.04, seed: 3}");
-  std::string text = Slurp(wf);
-  for (const auto& [from, to] :
-       {std::pair<std::string, std::string>{"measure: {noise_band: 0.03, repeats: 1}",
-                                            "measure: {noise_band: 0.03, repeats: 1, rivals: 2}"},
-        {"gpu_hours: 40", "gpu_hours: 200"}}) {
-    REQUIRE(text.find(from) != std::string::npos);
-    text.replace(text.find(from), from.size(), to);
-  }
-  std::ofstream(wf) << text;
-  return wf;
-}
-
-std::vector<double> CandidateRuns(const CampaignState& s, const std::string& id) {
-  std::vector<double> tps;
-  for (const JobRecord* j : s.JobsOf(id, JobPurpose::kCandidate)) {
-    if (j->measurement && !j->failure) tps.push_back(j->measurement->tokens_per_s_per_gpu);
-  }
-  return tps;
-}
-
-TEST_CASE("with measure.rivals the leader and its closest rivals run again once nothing new is left",
-          "[e2e][tune][rivals]") {
-  const fs::path dir = FreshDir("rivals");
-  Run r = RunIt(dir, 0, RivalsWorkflow(dir, "rivals"));
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  CampaignState s = FoldDir(dir);
-  CHECK(s.settings.rivals == 2);
-  CHECK(s.FindStep("tune")->outcome == "max_candidates");
-  REQUIRE(s.candidates.size() == 8);
-  // Every extra run came after the eighth candidate's own run: tuning had nothing new to try.
-  const std::vector<const JobRecord*> last = s.JobsOf(s.candidates.back().id, JobPurpose::kCandidate);
-  REQUIRE(!last.empty());
-  auto position = [&](const std::string& job) {
-    for (size_t i = 0; i < s.jobs.size(); ++i) {
-      if (s.jobs[i].name == job) return i;
-    }
-    FAIL("job " << job << " not found");
-    return s.jobs.size();
-  };
-  const size_t last_first = position(last.front()->name);
-  int remeasured = 0;
-  for (const auto& c : s.candidates) {
-    if (!c.ranked || !c.tokens_per_s_per_gpu) continue;
-    const std::vector<double> tps = CandidateRuns(s, c.id);
-    INFO(c.id << " " << OutcomeName(c.outcome) << " on " << tps.size() << " run(s)");
-    REQUIRE(!tps.empty());
-    CHECK(tps.size() <= 3);  // repeats 1 + rivals 2
-    const std::vector<const JobRecord*> jobs = s.JobsOf(c.id, JobPurpose::kCandidate);
-    for (size_t k = 1; k < jobs.size(); ++k) CHECK(position(jobs[k]->name) > last_first);
-    if (tps.size() > 1) ++remeasured;
-    // A rival is ranked on the median of all its runs, after the last of them.
-    if (c.id != s.leader_id && c.outcome != Outcome::kNewLeader) {
-      CHECK(c.ranked_on_jobs == static_cast<int>(jobs.size()));
-      CHECK(*c.tokens_per_s_per_gpu == Approx(Median(tps)).epsilon(1e-12));
-    }
-  }
-  CHECK(remeasured >= 2);
-  // The leader is a candidate here, and it ran as often as a rival may.
-  REQUIRE(s.leader_id != "baseline");
-  CHECK(CandidateRuns(s, s.leader_id).size() == 3);
-  // Whatever is within the band of the leader now was measured as often as allowed.
-  const auto leader = s.MeasurementOf(s.leader_id);
-  REQUIRE(leader.has_value());
-  const double band = NoiseBand(s.settings.noise_band, s.MeasurementsOf(s.leader_id));
-  int within = 0;
-  for (const auto& c : s.candidates) {
-    if (c.id == s.leader_id || c.outcome == Outcome::kNewLeader) continue;
-    const std::vector<double> tps = CandidateRuns(s, c.id);
-    if (tps.empty() || Compare(Median(tps), leader->tokens_per_s_per_gpu, band) != Comparison::kWithinNoise) {
-      continue;
-    }
-    ++within;
-    INFO(c.id << " at " << Median(tps) / leader->tokens_per_s_per_gpu << " of the leader");
-    CHECK(tps.size() == 3);
-  }
-  CHECK(within >= 1);
-  fs::remove_all(dir.parent_path());
-}
-
-TEST_CASE("a campaign stopped while re-measuring rivals and resumed ends as an uninterrupted one",
-          "[e2e][replay][rivals]") {
-  const fs::path whole = FreshDir("rivalswhole");
-  REQUIRE(RunIt(whole, 0, RivalsWorkflow(whole, "rw")).exit_code == 0);
-  CampaignState a = FoldDir(whole);
-  // Stop a few events after the tuning's first re-measurement was requested.
-  uint64_t first_extra = 0;
-  {
-    EventLogOptions lo;
-    lo.read_only = true;
-    lo.create_if_missing = false;
-    auto log = EventLog::Open(whole.string(), lo);
-    REQUIRE(log.ok());
-    auto events = (*log)->ReadFrom(1);
-    REQUIRE(events.ok());
-    std::set<std::string> seen;
-    for (const auto& e : *events) {
-      if (e.type != "JobRequested") continue;
-      const std::string candidate = e.data.value("candidate", "");
-      if (candidate == "baseline" || e.data.value("purpose", "") != "candidate") continue;
-      if (!seen.insert(candidate).second) {
-        first_extra = e.seq;
-        break;
-      }
-    }
-  }
-  REQUIRE(first_extra > 0);
-  for (uint64_t k : {first_extra, first_extra + 5}) {
-    DYNAMIC_SECTION("stopped after " << k << " events") {
-      const fs::path split = FreshDir("rivalssplit" + std::to_string(k));
-      const std::string wf = RivalsWorkflow(split, "rs");
-      Run first = RunIt(split, static_cast<int>(k), wf);
-      INFO(first.err);
-      REQUIRE(first.exit_code == 3);
-      Run second = RunIt(split, 0, wf);
-      INFO(second.err);
-      REQUIRE(second.exit_code == 0);
-      CampaignState b = FoldDir(split);
-      CHECK(a.leader_id == b.leader_id);
-      CHECK(a.jobs.size() == b.jobs.size());
-      CHECK(a.ledger.charged == Approx(b.ledger.charged));
-      CHECK(Slurp(split / "RESULTS.md") == Slurp(whole / "RESULTS.md"));
-      fs::remove_all(split.parent_path());
-    }
-  }
-  fs::remove_all(whole.parent_path());
-}
-
-TEST_CASE("measure.rivals out of range is refused before anything is recorded", "[e2e][rivals]") {
-  const fs::path dir = FreshDir("rivalsbad");
-  const std::string wf = WorkflowVariant(dir, "rivalsbad", "measure: {noise_band: 0.03, repeats: 1}",
-                                         "measure: {noise_band: 0.03, repeats: 1, rivals: -1}");
-  Run r = RunIt(dir, 0, wf);
-  CHECK(r.exit_code != 0);
-  CHECK_THAT(r.err, Catch::Contains("measure.rivals") && Catch::Contains("between 0 and 10"));
-  CHECK_FALSE(fs::exists(dir / "CURRENT"));
   fs::remove_all(dir.parent_path());
 }
 
@@ -642,4 +357,4 @@ TEST_CASE("campaigns in folders of the same name get distinct ids and the same r
 }
 
 }  // namespace
-}  // namespace attune
+}  // namespace attune::e2e
