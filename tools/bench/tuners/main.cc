@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
   std::vector<AgentRow> rows = Aggregate(outcomes);
   PrintTable(spaces, rows, budget_note, std::cout);
   std::cout << "\n";
-  PrintTargets(rows, std::cout);
+  PrintTargets(spaces, rows, std::cout);
   for (const auto& [stem, r] : remeasured) PrintRemeasure(stem, r, o.remeasure_rounds, std::cout);
   std::ofstream(o.out_dir + "/outcomes.json") << OutcomesToJson(outcomes).dump(2) << "\n";
   return 0;
