@@ -57,13 +57,16 @@ void AddUnique(std::vector<std::string>* list, const std::string& s) {
   if (std::find(list->begin(), list->end(), s) == list->end()) list->push_back(s);
 }
 
+// The catalog's forward prior blended with past campaigns' lessons (forward effects); a reverse
+// move is worth its opposite.
 double SpeedPrior(const ScoringContext& ctx, const Lever& lever, int direction) {
-  double prior = lever.expected_speed;
-  if (direction < 0) return -prior;
+  double forward = lever.expected_speed;
   auto lesson = ctx.lessons.find(lever.id);
-  if (lesson == ctx.lessons.end()) return prior;
-  int n = std::min(lesson->second.count, 3);  // because a few lessons should not drown the catalog
-  return (prior + lesson->second.effect * n) / (1 + n);
+  if (lesson != ctx.lessons.end()) {
+    int n = std::min(lesson->second.count, 3);  // because a few lessons should not drown the catalog
+    forward = (forward + lesson->second.effect * n) / (1 + n);
+  }
+  return direction < 0 ? -forward : forward;
 }
 
 bool IsMemoryKind(const std::string& kind) {
@@ -319,7 +322,6 @@ ScoringContext MakeScoringContext(const CampaignView& view) {
   ctx.view = &view;
   for (const Lever& l : view.levers) ctx.levers[l.id] = &l;
   ctx.diagnoses = ReadDiagnoses(view);
-  ctx.lessons = ParseLessons(view.lessons);
   ctx.tried = CollectTried(view);
   auto add_defaults = [&](const std::vector<Move>& moves) {
     for (const Move& m : moves) {
@@ -328,6 +330,11 @@ ScoringContext MakeScoringContext(const CampaignView& view) {
   };
   add_defaults(view.legal_moves);
   for (const auto& parent : view.parents) add_defaults(parent.legal_moves);
+  // Past campaigns' effects, each turned into its lever's forward direction.
+  ctx.lessons = ParseLessons(view.lessons, [&ctx](const std::string& lever_id, const std::vector<Change>& changes) {
+    auto lever = ctx.levers.find(lever_id);
+    return ShapeOf(changes, lever == ctx.levers.end() ? nullptr : lever->second, &ctx.defaults).direction;
+  });
   for (const CandidateRecord& r : view.history) {
     if (!r.failure || r.failure->kind != FailureKind::kOom) continue;
     for (const Change& c : r.changes) {

@@ -292,6 +292,26 @@ TEST_CASE("a past lesson lifts a lever above an equal catalog prior", "[agents][
   CHECK(Ask(view).lever_id == "overlap_grad_reduce");
 }
 
+TEST_CASE("a lesson learned on the reverse move does not make the forward move look fast",
+          "[agents][heuristic]") {
+  // A past campaign sped up 40% by turning full recompute off; that says adding recompute is
+  // slower, not faster.
+  CampaignView view = MakeView(std::nullopt);
+  view.legal_moves = {{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}},
+                      {"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}}};
+  for (auto& lever : view.levers) lever.expected_speed = 0.08;
+  view.lessons =
+      "- lever: attention_backend effect: +40% outcome: new_leader change: "
+      "`--attention-backend: flash -> (absent)` — a slow backend turned off\n";
+  Proposal p = Ask(view);
+  CHECK(p.lever_id == "overlap_grad_reduce");
+  // The same effect on the forward move lifts it.
+  view.lessons =
+      "- lever: attention_backend effect: +40% outcome: new_leader change: "
+      "`--attention-backend: (absent) -> flash` — y\n";
+  CHECK(Ask(view).lever_id == "attention_backend");
+}
+
 TEST_CASE("the heuristic is deterministic for a given view", "[agents][heuristic]") {
   CampaignView view = MakeView(40.0);
   Proposal a = Ask(view);

@@ -3,6 +3,8 @@
 
 #include "lessons.h"
 
+using attune::Change;
+using attune::agents::ParseChangeList;
 using attune::agents::ParseEffect;
 using attune::agents::ParseLessons;
 
@@ -55,4 +57,36 @@ TEST_CASE("lessons exported by the report step are read, n/a effects skipped",
   CHECK(priors["micro_batch_size"].effect == Approx(0.112));
   CHECK(priors.count("tensor_parallel") == 0);
   CHECK(priors["overlap_grad_reduce"].effect == Approx(-0.004));
+}
+
+TEST_CASE("the change of a lesson is read as the report step writes it", "[agents][lessons]") {
+  std::vector<Change> c = ParseChangeList(
+      "--recompute-granularity: full -> (absent), --sequence-parallel: (absent) -> (set), "
+      "env:PYTORCH_CUDA_ALLOC_CONF: (absent) -> expandable_segments:True, --moe-layer-freq: 1 -> ([0]*3+[1]*58)");
+  REQUIRE(c.size() == 4);
+  CHECK(c[0] == Change{"--recompute-granularity", "full", std::nullopt});
+  CHECK(c[1] == Change{"--sequence-parallel", std::nullopt, ""});
+  CHECK(c[2] == Change{"env:PYTORCH_CUDA_ALLOC_CONF", std::nullopt, "expandable_segments:True"});
+  CHECK(c[3] == Change{"--moe-layer-freq", "1", "([0]*3+[1]*58)"});
+  CHECK(ParseChangeList("x").empty());
+}
+
+TEST_CASE("an effect measured on the reverse move is turned into the forward one",
+          "[agents][lessons]") {
+  const char* text =
+      "- lever: recompute effect: +39.4% outcome: new_leader change: "
+      "`--recompute-granularity: full -> (absent), --recompute-method: uniform -> (absent)` — z\n"
+      "- lever: micro_batch_size effect: +10% outcome: new_leader change: `--micro-batch-size: 1 -> 2` — z\n";
+  // Without a direction the effects are taken as written.
+  auto plain = ParseLessons(text);
+  CHECK(plain["recompute"].effect == Approx(0.394));
+  int asked = 0;
+  auto priors = ParseLessons(text, [&](const std::string& lever, const std::vector<Change>& changes) {
+    ++asked;
+    REQUIRE_FALSE(changes.empty());
+    return lever == "recompute" && !changes.front().to ? -1 : 1;
+  });
+  CHECK(asked == 2);
+  CHECK(priors["recompute"].effect == Approx(1 / 1.394 - 1));
+  CHECK(priors["micro_batch_size"].effect == Approx(0.10));
 }
