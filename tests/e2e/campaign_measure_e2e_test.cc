@@ -65,10 +65,12 @@ TEST_CASE("measure.confirm out of range is refused before anything is recorded",
 }
 
 // The e2e workflow with 4% run-to-run noise against the 3% band, measure.rivals: 2 and room in
-// the budget for the re-measurements after the eighth candidate.
+// the budget for the re-measurements after the eighth candidate. The noise seed is one whose
+// campaign ends with rivals within the band of the leader (what the checks below need to bite):
+// a change to the heuristic's choices can move that, and then another seed is needed.
 std::string RivalsWorkflow(const fs::path& dir, const std::string& name) {
   return WorkflowVariant(dir, name,
-                         {{"noise_cv: 0.01, seed: 3}", "noise_cv: 0.04, seed: 3}"},
+                         {{"noise_cv: 0.01, seed: 3}", "noise_cv: 0.04, seed: 4}"},
                           {"measure: {noise_band: 0.03, repeats: 1}", "measure: {noise_band: 0.03, repeats: 1, rivals: 2}"},
                           {"gpu_hours: 40", "gpu_hours: 200"}});
 }
