@@ -142,6 +142,28 @@ std::optional<double> ParseEffect(std::string_view text) {
   return v;
 }
 
+std::string LessonsForStack(std::string_view text, std::string_view stack) {
+  std::string out, file;
+  bool keep = true;
+  auto flush = [&] {
+    if (keep) out += file;
+    file.clear();
+    keep = true;
+  };
+  const std::string wanted = Lower(stack);
+  for (const std::string& line : SplitLines(text)) {
+    std::string t = Trim(line);
+    if (t.rfind("<!--", 0) == 0 && t.size() >= 7 && t.compare(t.size() - 3, 3, "-->") == 0) flush();
+    if (Lower(t).rfind("stack:", 0) == 0 && !wanted.empty()) {
+      std::string named = Lower(Trim(std::string_view(t).substr(6)));
+      if (!named.empty() && named != wanted) keep = false;
+    }
+    file += line + "\n";
+  }
+  flush();
+  return out;
+}
+
 std::vector<Change> ParseChangeList(std::string_view text) {
   std::vector<Change> changes;
   std::string t = Trim(text);

@@ -46,6 +46,12 @@ using DirectionOf = std::function<int(const std::string& lever, const std::vecto
 std::map<std::string, LessonPrior> ParseLessons(std::string_view text,
                                                 const DirectionOf& direction_of = nullptr);
 
+// The lessons of `text` that apply to `stack`: the engine joins the files of
+// skill/past_tuning_projects/, each after a "<!-- file name -->" line; a file whose header says
+// `stack: <other>` is left out (its lever ids are another stack's). Text without those lines is
+// one file.
+std::string LessonsForStack(std::string_view text, std::string_view stack);
+
 // "--micro-batch-size: 1 -> 2, --sequence-parallel: (absent) -> (set)" -> its changes ("(absent)"
 // is no value); empty when the text is not in that form.
 std::vector<Change> ParseChangeList(std::string_view text);

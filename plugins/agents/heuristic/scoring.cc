@@ -331,7 +331,7 @@ ScoringContext MakeScoringContext(const CampaignView& view) {
   add_defaults(view.legal_moves);
   for (const auto& parent : view.parents) add_defaults(parent.legal_moves);
   // Past campaigns' effects, each turned into its lever's forward direction.
-  ctx.lessons = ParseLessons(view.lessons, [&ctx](const std::string& lever_id, const std::vector<Change>& changes) {
+  ctx.lessons = ParseLessons(LessonsForStack(view.lessons, view.stack), [&ctx](const std::string& lever_id, const std::vector<Change>& changes) {
     auto lever = ctx.levers.find(lever_id);
     return ShapeOf(changes, lever == ctx.levers.end() ? nullptr : lever->second, &ctx.defaults).direction;
   });

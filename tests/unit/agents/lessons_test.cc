@@ -6,6 +6,7 @@
 using attune::Change;
 using attune::agents::ParseChangeList;
 using attune::agents::ParseEffect;
+using attune::agents::LessonsForStack;
 using attune::agents::ParseLessons;
 
 TEST_CASE("effects read as percent, fraction or speedup ratio", "[agents][lessons]") {
@@ -89,4 +90,23 @@ TEST_CASE("an effect measured on the reverse move is turned into the forward one
   CHECK(asked == 2);
   CHECK(priors["recompute"].effect == Approx(1 / 1.394 - 1));
   CHECK(priors["micro_batch_size"].effect == Approx(0.10));
+}
+
+TEST_CASE("only the lessons of the campaign's stack are read", "[agents][lessons]") {
+  const char* text =
+      "<!-- 2026-01-01-llama-h100.md -->\n# Lessons from campaign a\n\nstack: megatron\n\n## Tried\n\n"
+      "- lever: micro_batch_size effect: +10% outcome: new_leader change: `--micro-batch-size: 1 -> 2` — x\n"
+      "<!-- 2026-01-02-llama-fsdp.md -->\n# Lessons from campaign b\n\nstack: automodel\n\n## Tried\n\n"
+      "- lever: micro_batch_size effect: -20% outcome: slower change: `step_scheduler.local_batch_size: 1 -> 2` — y\n"
+      "<!-- notes.md -->\nlever: recompute effect: -5%\n";
+  auto megatron = ParseLessons(LessonsForStack(text, "megatron"));
+  CHECK(megatron["micro_batch_size"].effect == Approx(0.10));
+  CHECK(megatron["micro_batch_size"].count == 1);
+  CHECK(megatron.count("recompute") == 1);  // a file that names no stack applies to every stack
+  auto automodel = ParseLessons(LessonsForStack(text, "automodel"));
+  CHECK(automodel["micro_batch_size"].effect == Approx(-0.20));
+  CHECK(automodel["micro_batch_size"].count == 1);
+  // Text without file markers is one file.
+  CHECK(LessonsForStack("stack: slime\nlever: x effect: +1%\n", "megatron").empty());
+  CHECK_FALSE(LessonsForStack("lever: x effect: +1%\n", "megatron").empty());
 }
