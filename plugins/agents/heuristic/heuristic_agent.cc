@@ -78,9 +78,14 @@ Option SingleOption(const ScoringContext& ctx, const MoveEstimate& e) {
   if (e.predicted_peak_gib) {
     o.rationale += "; predicted peak " + Fixed(*e.predicted_peak_gib, "%.1f") + " GiB";
   }
+  if (!e.capped_by.empty()) {
+    o.rationale += "; at most what " + e.capped_by +
+                   " measured, a move of the same lever as far or further from the same recipe";
+  }
   o.meta = {{"expected_gain", e.gain},  {"speed_prior", e.speed}, {"relevance", e.relevance},
             {"history", e.history},     {"memory", e.memory},     {"direction", e.direction},
             {"diagnosis", e.matched}};
+  if (!e.capped_by.empty()) o.meta["capped_by"] = e.capped_by;
   return o;
 }
 

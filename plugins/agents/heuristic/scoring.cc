@@ -166,6 +166,37 @@ double BlendMeasured(const ScoringContext& ctx, const Lever& lever, int directio
   return sum / n;
 }
 
+// How far a move goes on its main key: the distance between ranks for ordered categorical values
+// (recompute full -> none is 2, full -> selective 1), the shape's steps otherwise.
+double Reach(const std::vector<Change>& changes, const Lever& lever,
+             const std::map<std::string, std::string>& defaults) {
+  const Change& c = MainChange(changes, &lever);
+  std::optional<int> from = KnownRank(c.key, c.from), to = KnownRank(c.key, c.to);
+  if (from && to) return std::abs(*to - *from);
+  return ShapeOf(changes, &lever, &defaults).steps;
+}
+
+// The best measured effect of a move of `lever` from the recipe the view's leader is, in
+// `direction`, that went at least as far as `move` (the id of its candidate in *by).
+std::optional<double> SiblingBound(const ScoringContext& ctx, const Lever& lever, const Move& move,
+                                   int direction, std::string* by) {
+  const CampaignView& view = *ctx.view;
+  const double reach = Reach(move.changes, lever, ctx.defaults);
+  std::optional<double> bound;
+  for (const CandidateRecord& r : view.history) {
+    if (r.base_id != view.leader_id || r.lever_id != lever.id || r.changes.empty()) continue;
+    if (!r.measurement || r.failure) continue;
+    if (ShapeOf(r.changes, &lever, &ctx.defaults).direction != direction) continue;
+    if (Reach(r.changes, lever, ctx.defaults) < reach) continue;
+    std::optional<double> effect = MeasuredEffect(view, r);
+    if (effect && (!bound || *effect > *bound)) {
+      bound = effect;
+      *by = r.candidate_id;
+    }
+  }
+  return bound;
+}
+
 // The peak memory of a record's base (the baseline's or a measured candidate's), when known.
 std::optional<double> BasePeak(const CampaignView& view, const CandidateRecord& r) {
   if (r.base_id == "baseline") {
@@ -402,6 +433,14 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
   e.history = HistoryFactor(ctx, lever, shape.direction);
   CheckMemory(ctx, &e);
   e.gain = e.speed * e.relevance * e.history * e.risk;
+  // Priors and diagnoses say nothing the measurement of a sibling move does not say better:
+  // recompute full -> selective is not expected to beat full -> none measured from the same recipe.
+  std::string by;
+  if (std::optional<double> bound = SiblingBound(ctx, lever, move, shape.direction, &by);
+      bound && e.gain > *bound) {
+    e.gain = *bound;
+    e.capped_by = by;
+  }
   return e;
 }
 

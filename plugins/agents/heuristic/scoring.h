@@ -88,6 +88,9 @@ struct MoveEstimate {
   double unlock_bonus = 0; // part of gain: what an out-of-memory change could gain (pairs.h)
   bool memory_modelled = false;  // `memory` from the model's shape (param_memory.h), not a prior
   std::optional<double> predicted_peak_gib;
+  // A measured move of the same lever, in the same direction and at least as far, from the same
+  // recipe: its effect bounds this move's gain.
+  std::string capped_by;
   bool feasible = true;
   std::string note;        // why infeasible, or what the history did
 };

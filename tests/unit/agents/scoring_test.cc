@@ -77,6 +77,42 @@ TEST_CASE("a measured slowdown of a lever lowers its next estimate", "[agents][s
   CHECK(after < before);
 }
 
+TEST_CASE("a move is not expected to beat a measured move of its lever that went as far or further",
+          "[agents][scoring]") {
+  // The baseline recomputes everything; full -> none was measured at +20% from it. Full ->
+  // selective goes half as far in the same direction: whatever its prior, relevance and history
+  // say, it is not expected to gain more than that.
+  attune::CampaignView view = attune::testing::MakeView(20.0);
+  for (auto& lever : view.levers) {
+    if (lever.id == "recompute") lever.expected_speed = -0.6;  // a prior that promises +60% back
+  }
+  Move selective{"recompute", {{"--recompute-granularity", "full", "selective"}}, "", {}};
+  auto before = EstimateMove(MakeScoringContext(view), selective, 0);
+  REQUIRE(before.gain > 0.2);
+  CHECK(before.capped_by.empty());
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = "recompute";
+  r.changes = {{"--recompute-granularity", "full", std::nullopt}};
+  r.outcome = attune::Outcome::kNewLeader;
+  r.measurement = view.baseline_measurement;
+  r.speedup_vs_baseline = 1.2;
+  view.history.push_back(r);
+  auto after = EstimateMove(MakeScoringContext(view), selective, 0);
+  CHECK(after.gain == Approx(0.2));
+  CHECK(after.capped_by == "c001");
+  // A move in the other direction, or one from another recipe, is not bounded by it.
+  Move more{"recompute", {{"--recompute-granularity", "selective", "full"}}, "", {}};
+  CHECK(EstimateMove(MakeScoringContext(view), more, 1).capped_by.empty());
+  view.history.back().base_id = "c000";
+  CHECK(EstimateMove(MakeScoringContext(view), selective, 0).capped_by.empty());
+  // A failed sibling bounds nothing.
+  view.history.back().base_id = "baseline";
+  view.history.back().failure = attune::Failure{};
+  CHECK(EstimateMove(MakeScoringContext(view), selective, 0).capped_by.empty());
+}
+
 TEST_CASE("a measured memory change replaces part of the lever's memory prior",
           "[agents][scoring]") {
   attune::CampaignView view = attune::testing::MakeView(30.0);
