@@ -185,7 +185,12 @@ std::optional<double> SiblingBound(const ScoringContext& ctx, const Lever& lever
   std::optional<double> bound;
   for (const CandidateRecord& r : view.history) {
     if (r.base_id != view.leader_id || r.lever_id != lever.id || r.changes.empty()) continue;
-    if (!r.measurement || r.failure) continue;
+    // Ranked on a measurement (a run that failed for the infrastructure and was run again still
+    // leaves its failure on the record: the outcome says whether the lever was measured).
+    if (r.outcome != Outcome::kNewLeader && r.outcome != Outcome::kWithinNoise &&
+        r.outcome != Outcome::kSlower) {
+      continue;
+    }
     if (ShapeOf(r.changes, &lever, &ctx.defaults).direction != direction) continue;
     if (Reach(r.changes, lever, ctx.defaults) < reach) continue;
     std::optional<double> effect = MeasuredEffect(view, r);

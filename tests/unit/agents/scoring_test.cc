@@ -107,9 +107,12 @@ TEST_CASE("a move is not expected to beat a measured move of its lever that went
   CHECK(EstimateMove(MakeScoringContext(view), more, 1).capped_by.empty());
   view.history.back().base_id = "c000";
   CHECK(EstimateMove(MakeScoringContext(view), selective, 0).capped_by.empty());
-  // A failed sibling bounds nothing.
+  // A sibling whose first run failed for the infrastructure and ran again still bounds it; a
+  // failed sibling bounds nothing.
   view.history.back().base_id = "baseline";
-  view.history.back().failure = attune::Failure{};
+  view.history.back().failure = Failed(attune::FailureKind::kNcclTimeout);
+  CHECK(EstimateMove(MakeScoringContext(view), selective, 0).capped_by == "c001");
+  view.history.back().outcome = attune::Outcome::kFailed;
   CHECK(EstimateMove(MakeScoringContext(view), selective, 0).capped_by.empty());
 }
 
