@@ -69,6 +69,9 @@ struct CampaignOutcome {
   double fraction_of_best = 0;          // final_tps / exhaustive best
   std::optional<double> gpu_hours_to_90;  // charged when the leader first reached 90% of best
   double gpu_hours_charged = 0;
+  // Charged when the first candidate's first job finished (the baseline's runs and that job): no
+  // agent can reach 90% of the best sooner unless the baseline is already there.
+  std::optional<double> gpu_hours_first_candidate;
   int jobs = 0;
   int failed_jobs = 0;
   int recipe_failures = 0;              // failed jobs not blamed on infrastructure (OOM, config)

@@ -117,7 +117,11 @@ CampaignOutcome ReadOutcome(const std::vector<json>& events, const Recipe& basel
       std::string state = d.value("status", json::object()).value("state", "");
       if (failed || (state != "succeeded" && !state.empty())) ++out.failed_jobs;
       if (failed && !d["failure"].value("infrastructure", false)) ++out.recipe_failures;
-      if (!baseline_seen && job_candidate[d.value("job", "")] == "baseline") {
+      const std::string& candidate = job_candidate[d.value("job", "")];
+      if (!out.gpu_hours_first_candidate && !candidate.empty() && candidate != "baseline") {
+        out.gpu_hours_first_candidate = t.charged;
+      }
+      if (!baseline_seen && candidate == "baseline") {
         baseline_seen = true;
         t.Observe(space.baseline_tps, space.best_tps, &out);
       }

@@ -27,6 +27,9 @@ struct AgentRow {
   int runs = 0, reached = 0, errors = 0;
   double mean_speedup = 0, mean_fraction = 0;
   double median_gpuh_to_90 = -1;  // -1: the median seed never reached it
+  // Median GPU-h charged when the first candidate's job finished: the least any agent can need to
+  // reach 90% (the baseline's runs are paid first); -1 when no campaign got that far.
+  double median_gpuh_floor = -1;
   double mean_gpuh_spent = 0;
   double failed_share = 0;
   double recipe_failed_share = 0;  // failures that are the recipe's fault (OOM, config errors)
