@@ -75,6 +75,11 @@ bool IsMemoryKind(const std::string& kind) {
 
 // Catalogs list the memory kinds a lever addresses in either direction (micro-batch size lists
 // headroom and pressure); the move's own memory sign decides which one it addresses.
+//
+// Free memory is an opening only for a move whose speed comes from spending it: a lever the
+// catalog says turns headroom into speed (a larger micro-batch, less recomputation), or the
+// undoing of a memory saver (less TP, PP or sharding). A move that merely costs some memory on
+// the side (CUDA graphs, virtual pipeline stages) does not address it.
 std::vector<std::string> Addresses(const Lever& lever, int direction, double speed,
                                    double memory) {
   std::vector<std::string> out;
@@ -83,7 +88,10 @@ std::vector<std::string> Addresses(const Lever& lever, int direction, double spe
       if (!IsMemoryKind(kind)) out.push_back(kind);
     }
   }
-  if (memory > 0.02 && speed > 0) AddUnique(&out, "memory_headroom");
+  const bool spends_headroom =
+      std::find(lever.addresses.begin(), lever.addresses.end(), "memory_headroom") != lever.addresses.end() ||
+      (direction < 0 && lever.expected_memory < 0);
+  if (memory > 0.02 && speed > 0 && spends_headroom) AddUnique(&out, "memory_headroom");
   if (memory < -0.02) {
     AddUnique(&out, "memory_pressure");
     AddUnique(&out, "oom");
