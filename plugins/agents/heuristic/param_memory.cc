@@ -89,10 +89,30 @@ std::optional<double> ParameterStateBytes(const Recipe& recipe,
          expert * BytesPerParameter(f, world / (etp * ep * pp));
 }
 
+// Context parallelism shards the activations along the sequence and nothing else: the parameter
+// state is replicated over CP ranks and the distributed optimizer shards over DP×CP, which a CP
+// move at a fixed world size leaves unchanged. What is not parameter state in the measured peak
+// (activations and transient buffers: an upper bound of the activations) scales by CP before /
+// CP after.
+std::optional<double> ContextParallelMemoryChange(const Recipe& recipe, const Change& change,
+                                                  const std::map<std::string, std::string>& defaults,
+                                                  double peak_gib) {
+  Flags f(recipe, defaults);
+  std::optional<long long> to = ParseInt(change.to);
+  const double before = f.Or("--context-parallel-size", 1);
+  std::optional<double> state = ParameterStateBytes(recipe, defaults);
+  if (!to || *to <= 0 || !state) return std::nullopt;
+  const double activations = std::max(0.0, peak_gib - *state / kGiB);
+  return activations * (before / static_cast<double>(*to) - 1) / peak_gib;
+}
+
 std::optional<double> ParallelMemoryChange(const Recipe& recipe, const std::vector<Change>& changes,
                                            const std::map<std::string, std::string>& defaults,
                                            double peak_gib) {
   if (changes.empty() || peak_gib <= 0) return std::nullopt;
+  if (changes.size() == 1 && changes.front().key == "--context-parallel-size") {
+    return ContextParallelMemoryChange(recipe, changes.front(), defaults, peak_gib);
+  }
   bool shards = false;
   for (const Change& c : changes) {
     if (ParameterShardingKeys().count(c.key) > 0) {

@@ -131,6 +131,24 @@ TEST_CASE("expert and pipeline sizes change memory by the parameter state they s
   CHECK_FALSE(ParameterStateBytes(attune::testing::BaseRecipe()));
 }
 
+TEST_CASE("a context-parallel move scales what is not parameter state in the peak",
+          "[agents][scoring]") {
+  // CP 2 -> 1 doubles the activations (the sequence is no longer split) and leaves the parameter
+  // state as it was (DP x CP, over which the distributed optimizer shards, stays the same).
+  Recipe r = MoeRecipe("16");
+  r.args.push_back({"--context-parallel-size", {"2"}});
+  const double state = *ParameterStateBytes(r) / (1024.0 * 1024 * 1024);
+  const double peak = state + 20;  // 20 GiB of activations and buffers
+  auto down = ParallelMemoryChange(r, {{"--context-parallel-size", "2", "1"}}, {}, peak);
+  REQUIRE(down);
+  CHECK(*down * peak == Approx(20));
+  auto up = ParallelMemoryChange(r, {{"--context-parallel-size", "2", "4"}}, {}, peak);
+  REQUIRE(up);
+  CHECK(*up * peak == Approx(-10));
+  // The catalog's reverse prior (+43% of the whole peak) would have doubled the parameter state too.
+  CHECK(*down < 1 / (1 - 0.3) - 1);
+}
+
 TEST_CASE("a move that adds no memory is feasible even from a leader above the memory limit",
           "[agents][scoring]") {
   CampaignView view = attune::testing::MakeView(78.0);  // 97.5% of 80 GiB, and it ran
