@@ -57,6 +57,10 @@ void ReadOom(const CampaignView& view, std::vector<Diagnosis>* out) {
   }
 }
 
+// A micro-batch shorter than this (per pipeline stage) is launch-bound (the Megatron stack's
+// diagnosis uses the same threshold).
+constexpr double kLaunchBoundMicroBatchMs = 50;
+
 void ReadShapeDiagnoses(const CampaignView& view, std::vector<Diagnosis>* out) {
   RecipeShape s = ReadShape(view.leader);
   double bubble = s.Bubble();
@@ -73,8 +77,19 @@ void ReadShapeDiagnoses(const CampaignView& view, std::vector<Diagnosis>* out) {
     double sev = view.leader.topology.nodes > 1 ? 0.5 : 0.3;
     out->push_back({"communication", sev, "data-parallel gradient reduce is not overlapped"});
   }
+  // Host launch time matters where a micro-batch's GPU work is short: many micro-batches alone
+  // do not make it so (an 8B model's micro-batch of 8k tokens keeps the GPU busy for ~100 ms).
+  // With the leader's step time, a micro-batch under 50 ms is read as launch-bound, more so the
+  // shorter it is; without one, many micro-batches of size 1 are the guess.
   std::optional<int> m = s.MicroBatches();
-  if (m && *m >= 16 && s.mbs == 1) {
+  const double step_s = view.leader_measurement ? view.leader_measurement->step_time_s : 0;
+  if (m && *m > 0 && step_s > 0) {
+    const double per_micro_ms = 1000 * step_s / (*m + s.pp - 1);
+    if (per_micro_ms < kLaunchBoundMicroBatchMs) {
+      out->push_back({"launch_overhead", std::min(1.0, 0.2 * kLaunchBoundMicroBatchMs / std::max(1.0, per_micro_ms)),
+                      Format("%.0f ms of GPU work per micro-batch", per_micro_ms)});
+    }
+  } else if (m && *m >= 16 && s.mbs == 1) {
     out->push_back({"launch_overhead", 0.3,
                     Format("%.0f micro-batches of size 1 per iteration", *m)});
   }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "history.h"
+#include "reading.h"
 #include "scoring.h"
 #include "view_fixtures.h"
 
@@ -254,4 +255,28 @@ TEST_CASE("a change from an absent key reads its direction from what the stack s
   // made one slower measurement of ETP 1 count against ETP 8 (the mixtral scenario's blind spot).
   CHECK(ShapeOf({{"--expert-tensor-parallel-size", std::nullopt, "1"}}, &etp).direction ==
         ShapeOf({{"--expert-tensor-parallel-size", std::nullopt, "8"}}, &etp).direction);
+}
+
+TEST_CASE("launch overhead is read from the time of a micro-batch, not from their number",
+          "[agents][scoring]") {
+  // 64 micro-batches of size 1 (GBS 512 over 8 data-parallel ranks).
+  attune::CampaignView view = attune::testing::MakeView(30.0);
+  for (auto& arg : view.leader.args) {
+    if (arg.flag == "--global-batch-size") arg.values = {"512"};
+  }
+  auto launch = [](const attune::CampaignView& v) {
+    for (const attune::Diagnosis& d : attune::agents::ReadDiagnoses(v)) {
+      if (d.kind == "launch_overhead") return d.severity;
+    }
+    return 0.0;
+  };
+  view.leader_measurement->step_time_s = 64 * 0.1;  // 100 ms of GPU work each: not launch-bound
+  CHECK(launch(view) == 0);
+  view.leader_measurement->step_time_s = 64 * 0.01;  // 10 ms each
+  CHECK(launch(view) == Approx(1.0));
+  view.leader_measurement->step_time_s = 64 * 0.04;  // 40 ms each
+  CHECK(launch(view) == Approx(0.25));
+  // Without a step time, many micro-batches of size 1 are the guess.
+  view.leader_measurement->step_time_s = 0;
+  CHECK(launch(view) == Approx(0.3));
 }
