@@ -53,15 +53,22 @@ TEST_CASE("with measure.confirm a would-be leader runs again and leads only on t
   fs::remove_all(dir.parent_path());
 }
 
-TEST_CASE("measure.confirm out of range is refused before anything is recorded", "[e2e][confirm]") {
-  const fs::path dir = FreshDir("confirmbad");
-  const std::string wf = WorkflowVariant(dir, "confirmbad", "measure: {noise_band: 0.03, repeats: 1}",
-                                         "measure: {noise_band: 0.03, repeats: 1, confirm: 11}");
+// A campaign whose workflow sets `setting` (e.g. "confirm: 11") in `measure` is refused with an
+// error naming `measure.<key>` before anything is recorded.
+void CheckRefusedBeforeRecording(const std::string& tag, const std::string& setting,
+                                 const std::string& key) {
+  const fs::path dir = FreshDir(tag);
+  const std::string wf = WorkflowVariant(dir, tag, "measure: {noise_band: 0.03, repeats: 1}",
+                                         "measure: {noise_band: 0.03, repeats: 1, " + setting + "}");
   Run r = RunIt(dir, 0, wf);
   CHECK(r.exit_code != 0);
-  CHECK_THAT(r.err, Catch::Contains("measure.confirm") && Catch::Contains("between 0 and 10"));
+  CHECK_THAT(r.err, Catch::Contains("measure." + key) && Catch::Contains("between 0 and 10"));
   CHECK_FALSE(fs::exists(dir / "CURRENT"));  // nothing recorded
   fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("measure.confirm out of range is refused before anything is recorded", "[e2e][confirm]") {
+  CheckRefusedBeforeRecording("confirmbad", "confirm: 11", "confirm");
 }
 
 // The e2e workflow with 4% run-to-run noise against the 3% band, measure.rivals: 2 and room in
@@ -184,14 +191,7 @@ TEST_CASE("a campaign stopped while re-measuring rivals and resumed ends as an u
 }
 
 TEST_CASE("measure.rivals out of range is refused before anything is recorded", "[e2e][rivals]") {
-  const fs::path dir = FreshDir("rivalsbad");
-  const std::string wf = WorkflowVariant(dir, "rivalsbad", "measure: {noise_band: 0.03, repeats: 1}",
-                                         "measure: {noise_band: 0.03, repeats: 1, rivals: -1}");
-  Run r = RunIt(dir, 0, wf);
-  CHECK(r.exit_code != 0);
-  CHECK_THAT(r.err, Catch::Contains("measure.rivals") && Catch::Contains("between 0 and 10"));
-  CHECK_FALSE(fs::exists(dir / "CURRENT"));
-  fs::remove_all(dir.parent_path());
+  CheckRefusedBeforeRecording("rivalsbad", "rivals: -1", "rivals");
 }
 
 }  // namespace

@@ -86,7 +86,8 @@ void ReadShapeDiagnoses(const CampaignView& view, std::vector<Diagnosis>* out) {
   if (m && *m > 0 && step_s > 0) {
     const double per_micro_ms = 1000 * step_s / (*m + s.pp - 1);
     if (per_micro_ms < kLaunchBoundMicroBatchMs) {
-      out->push_back({"launch_overhead", std::min(1.0, 0.2 * kLaunchBoundMicroBatchMs / std::max(1.0, per_micro_ms)),
+      const double severity = std::min(1.0, 0.2 * kLaunchBoundMicroBatchMs / std::max(1.0, per_micro_ms));
+      out->push_back({"launch_overhead", severity,
                       Format("%.0f ms of GPU work per micro-batch", per_micro_ms)});
     }
   } else if (m && *m >= 16 && s.mbs == 1) {
