@@ -59,14 +59,15 @@ double BytesPerParameter(const Flags& f, double dp) {
 
 }  // namespace
 
-std::optional<double> ParameterStateBytes(const Recipe& recipe,
-                                          const std::map<std::string, std::string>& defaults) {
+std::optional<ParameterCounts> CountParameters(const Recipe& recipe,
+                                               const std::map<std::string, std::string>& defaults) {
   Flags f(recipe, defaults);
   std::optional<double> layers = f.Get("--num-layers"), h = f.Get("--hidden-size");
   if (!layers || !h) return std::nullopt;
   const double world = std::max(1, recipe.topology.WorldSize());
   const double tp = f.Or("--tensor-model-parallel-size", 1);
   const double pp = f.Or("--pipeline-model-parallel-size", 1);
+  const double cp = f.Or("--context-parallel-size", 1);
   const double ep = f.Or("--expert-model-parallel-size", 1);
   const double etp = f.Or("--expert-tensor-parallel-size", tp);
   const double heads = f.Or("--num-attention-heads", 1);
@@ -81,12 +82,30 @@ std::optional<double> ParameterStateBytes(const Recipe& recipe,
   const double moe_dense = mlp * *h * f.Or("--moe-shared-expert-intermediate-size", 0) +
                            *h * experts;  // shared experts and the router
   const double per_stage = *layers / pp;
-  const double dense = per_stage *
-                       (attention + (1 - moe_share) * dense_mlp + moe_share * moe_dense) / tp;
-  const double expert = per_stage * moe_share * experts / ep * mlp * *h *
-                        f.Or("--moe-ffn-hidden-size", ffn) / etp;
-  return dense * BytesPerParameter(f, world / (tp * pp)) +
-         expert * BytesPerParameter(f, world / (etp * ep * pp));
+  ParameterCounts c;
+  c.dense = per_stage * (attention + (1 - moe_share) * dense_mlp + moe_share * moe_dense) / tp;
+  c.expert = per_stage * moe_share * experts / ep * mlp * *h * f.Or("--moe-ffn-hidden-size", ffn) / etp;
+  c.dense_dp = std::max(1.0, world / (tp * pp * cp));
+  c.dense_dp_stride = tp * cp;
+  c.expert_dp = std::max(1.0, world / (etp * ep * pp));
+  c.expert_dp_stride = etp * ep;
+  c.grad_bytes = f.Set("--grad-reduce-in-bf16") ? 2 : 4;
+  c.distributed_optimizer = f.Set("--use-distributed-optimizer");
+  return c;
+}
+
+std::optional<double> ParameterStateBytes(const Recipe& recipe,
+                                          const std::map<std::string, std::string>& defaults) {
+  std::optional<ParameterCounts> c = CountParameters(recipe, defaults);
+  if (!c) return std::nullopt;
+  Flags f(recipe, defaults);
+  const double world = std::max(1, recipe.topology.WorldSize());
+  const double tp = f.Or("--tensor-model-parallel-size", 1);
+  const double pp = f.Or("--pipeline-model-parallel-size", 1);
+  const double ep = f.Or("--expert-model-parallel-size", 1);
+  const double etp = f.Or("--expert-tensor-parallel-size", tp);
+  return c->dense * BytesPerParameter(f, world / (tp * pp)) +
+         c->expert * BytesPerParameter(f, world / (etp * ep * pp));
 }
 
 // Context parallelism shards the activations along the sequence and nothing else: the parameter

@@ -29,6 +29,23 @@
 
 namespace attune::agents {
 
+// The parameters one GPU of `recipe`'s busiest pipeline stage holds in its transformer layers
+// (embeddings left out, as above), and the data-parallel groups that reduce their gradients:
+// dense parameters over world/(TP·PP·CP) ranks TP·CP apart, expert parameters over
+// world/(ETP·EP·PP) ranks ETP·EP apart (Megatron's default rank order).
+struct ParameterCounts {
+  double dense = 0;
+  double expert = 0;
+  double dense_dp = 1;
+  double dense_dp_stride = 1;
+  double expert_dp = 1;
+  double expert_dp_stride = 1;
+  double grad_bytes = 4;  // FP32 gradients; 2 with --grad-reduce-in-bf16
+  bool distributed_optimizer = false;
+};
+std::optional<ParameterCounts> CountParameters(const Recipe& recipe,
+                                               const std::map<std::string, std::string>& defaults = {});
+
 // Per-GPU bytes of the parameter state (weights, gradients, optimizer) of the transformer
 // layers of `recipe`'s busiest pipeline stage; std::nullopt without --num-layers and
 // --hidden-size. `defaults`: what absent keys mean (Move::defaults), e.g. ETP absent = TP.

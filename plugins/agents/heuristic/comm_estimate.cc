@@ -1,0 +1,65 @@
+// Copyright attune authors.
+#include "comm_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "param_memory.h"
+
+namespace attune::agents {
+namespace {
+
+constexpr double kGB = 1e9;
+constexpr double kBusEfficiency = 0.8;
+
+bool StartsWith(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// A ring over `n` ranks `stride` apart: inside one node over NVLink; across nodes through the
+// NICs of the group's members in each node (NCCL runs a channel per NIC), up to NVLink's rate.
+double RingBandwidth(const Fabric& f, int gpus_per_node, double stride, double n) {
+  const double per_node = std::max(1, gpus_per_node);
+  if (stride * n <= per_node) return f.nvlink_bytes_per_s;
+  const double members = std::clamp(std::floor(per_node / stride), 1.0, n);
+  return std::min(f.nvlink_bytes_per_s, f.nic_bytes_per_s * members);
+}
+
+}  // namespace
+
+std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster) {
+  const std::string& t = cluster.device_type;
+  double nvlink = 0, nic_gbit = 0;
+  if (StartsWith(t, "A100")) {
+    nvlink = 300, nic_gbit = 200;
+  } else if (StartsWith(t, "H100") || StartsWith(t, "H200") || StartsWith(t, "H800") ||
+             StartsWith(t, "H20")) {
+    nvlink = 450, nic_gbit = 400;
+  } else if (StartsWith(t, "B300") || StartsWith(t, "GB300")) {
+    nvlink = 900, nic_gbit = 800;
+  } else if (StartsWith(t, "B200") || StartsWith(t, "GB200")) {
+    nvlink = 900, nic_gbit = 400;
+  } else {
+    return std::nullopt;
+  }
+  return Fabric{nvlink * kGB * kBusEfficiency, nic_gbit / 8 * kGB * kBusEfficiency};
+}
+
+std::optional<double> GradReduceSeconds(const Recipe& recipe, const ClusterInfo& cluster,
+                                        const std::map<std::string, std::string>& defaults) {
+  std::optional<Fabric> fabric = AssumedFabric(cluster);
+  std::optional<ParameterCounts> c = CountParameters(recipe, defaults);
+  if (!fabric || !c) return std::nullopt;
+  const int per_node = std::max(1, recipe.topology.gpus_per_node);
+  // A reduce-scatter moves (n-1)/n of the gradients once; an all-reduce twice.
+  const double passes = c->distributed_optimizer ? 1 : 2;
+  auto ring = [&](double params, double n, double stride) {
+    if (n <= 1 || params <= 0) return 0.0;
+    return passes * (n - 1) / n * params * c->grad_bytes /
+           RingBandwidth(*fabric, per_node, stride, n);
+  };
+  return ring(c->dense, c->dense_dp, c->dense_dp_stride) +
+         ring(c->expert, c->expert_dp, c->expert_dp_stride);
+}
+
+}  // namespace attune::agents

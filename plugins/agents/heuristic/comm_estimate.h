@@ -1,0 +1,41 @@
+// Copyright attune authors.
+//
+// How long a Megatron recipe's data-parallel gradient reduce takes, estimated from the model's
+// shape and the fabric a cluster of its GPU type usually has.
+//
+// ClusterInfo names the device type but not the links, so the bandwidths are the reference
+// systems' (DGX / HGX / NVL72 datasheets): NVLink per GPU one way — A100 300 GB/s, H100 and H200
+// 450 GB/s, Blackwell 900 GB/s — and one NIC per GPU between nodes — 200 Gb/s (HDR) on A100,
+// 400 Gb/s (NDR / ConnectX-7) on Hopper, B200 and GB200, 800 Gb/s (ConnectX-8) on B300 and GB300
+// — with NCCL reaching kBusEfficiency of them. A cluster with slower links makes the estimate
+// too small; the heuristic then tries the overlap later, not never.
+#ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_COMM_ESTIMATE_H_
+#define ATTUNE_PLUGINS_AGENTS_HEURISTIC_COMM_ESTIMATE_H_
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "attune/cluster.h"
+#include "attune/recipe.h"
+
+namespace attune::agents {
+
+struct Fabric {
+  double nvlink_bytes_per_s = 0;  // per GPU, one way, as NCCL reaches it
+  double nic_bytes_per_s = 0;     // per GPU between nodes, as NCCL reaches it
+};
+
+// The fabric assumed for `cluster`'s device type (the header says which); std::nullopt for a
+// device that is not a known NVIDIA data-centre GPU.
+std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster);
+
+// Seconds per iteration of the gradient reduce (a reduce-scatter under the distributed
+// optimizer, an all-reduce without) of `recipe`'s busiest stage over its data-parallel groups,
+// dense and expert; std::nullopt without the model's shape or a known fabric.
+std::optional<double> GradReduceSeconds(const Recipe& recipe, const ClusterInfo& cluster,
+                                        const std::map<std::string, std::string>& defaults = {});
+
+}  // namespace attune::agents
+
+#endif  // ATTUNE_PLUGINS_AGENTS_HEURISTIC_COMM_ESTIMATE_H_

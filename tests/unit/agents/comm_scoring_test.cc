@@ -1,0 +1,134 @@
+// Copyright attune authors.
+//
+// Moves the heuristic values from the recipe's shape rather than from the catalog's one prior:
+// a pipeline-parallel change by the bubble of both recipes, and the gradient reduce's overlap by
+// the reduce's share of the leader's step.
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <string>
+
+#include "comm_estimate.h"
+#include "scoring.h"
+#include "view_fixtures.h"
+
+using attune::CampaignView;
+using attune::Move;
+using attune::Recipe;
+using attune::agents::EstimateMove;
+using attune::agents::GradReduceSeconds;
+using attune::agents::MakeScoringContext;
+
+namespace {
+
+constexpr const char* kPp = "--pipeline-model-parallel-size";
+
+void Set(Recipe* r, const std::string& key, const std::optional<std::string>& value) {
+  REQUIRE(attune::SetValue(r, key, value).ok());
+}
+
+// A GPT-3-like recipe: 96 layers of width 12288, TP 8 x PP `pp`, micro-batch 1, global batch
+// `gbs`, on `nodes` nodes of 8 A100s.
+Recipe Gpt3(const std::string& pp, const std::string& gbs, int nodes) {
+  Recipe r = attune::testing::BaseRecipe();
+  Set(&r, "--num-layers", "96");
+  Set(&r, "--hidden-size", "12288");
+  Set(&r, "--num-attention-heads", "96");
+  Set(&r, "--tensor-model-parallel-size", "8");
+  Set(&r, kPp, pp);
+  Set(&r, "--global-batch-size", gbs);
+  r.topology = {nodes, 8, "A100"};
+  return r;
+}
+
+// A Llama-3-8B-like recipe: TP 2, distributed optimizer, global batch 128 of micro-batch 1, on
+// two nodes of 8 `gpu`s (DP 8, 16 micro-batches per rank).
+Recipe Llama8b(const std::string& gpu) {
+  Recipe r = attune::testing::BaseRecipe();
+  Set(&r, "--num-layers", "32");
+  Set(&r, "--hidden-size", "4096");
+  Set(&r, "--ffn-hidden-size", "14336");
+  Set(&r, "--num-attention-heads", "32");
+  Set(&r, "--group-query-attention", "");
+  Set(&r, "--num-query-groups", "8");
+  Set(&r, "--swiglu", "");
+  Set(&r, "--tensor-model-parallel-size", "2");
+  Set(&r, "--use-distributed-optimizer", "");
+  Set(&r, "--global-batch-size", "128");
+  r.topology = {2, 8, gpu};
+  return r;
+}
+
+CampaignView ViewOf(const Recipe& recipe, double step_s) {
+  CampaignView view = attune::testing::MakeView(40.0);
+  view.baseline = recipe;
+  view.leader = recipe;
+  view.cluster.device_type = recipe.topology.gpu_type;
+  view.leader_measurement->step_time_s = step_s;
+  view.levers.push_back({"pipeline_parallel", "", {kPp}, {"memory_pressure", "oom"}, -0.08, -0.3, true});
+  return view;
+}
+
+double SpeedOf(const CampaignView& view, const Move& move) {
+  attune::agents::ScoringContext ctx = MakeScoringContext(view);
+  return EstimateMove(ctx, move, 0).speed;
+}
+
+Move Pp(const std::string& from, const std::string& to) {
+  return {"pipeline_parallel", {{kPp, from, to}}, "", {}};
+}
+
+const Move kOverlapGrad = {"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}};
+
+}  // namespace
+
+TEST_CASE("a pipeline move is valued by the bubble of both recipes, not by one prior",
+          "[agents][scoring]") {
+  // 1,024 GPUs, global batch 1536: PP 16 -> 8 doubles DP and halves the micro-batches each
+  // pipeline runs, so the bubble barely moves: 15/192 = 0.078 before, 7/96 = 0.073 after, plus
+  // one stage boundary fewer. The catalog's reversed prior would say +8%.
+  CampaignView gpt3 = ViewOf(Gpt3("16", "1536", 128), 20.0);
+  const double expected = (1 + 15.0 / 192) / (1 + 7.0 / 96) - 1 + 0.01;
+  CHECK(SpeedOf(gpt3, Pp("16", "8")) == Approx(expected).margin(1e-6));
+  CHECK(SpeedOf(gpt3, Pp("16", "8")) < 0.02);
+  // Doubling PP adds a bubble: 31/384 against 15/192 is about the same, less a stage boundary.
+  CHECK(SpeedOf(gpt3, Pp("16", "32")) < 0);
+
+  // 16 GPUs, global batch 128, TP 8 x PP 2 (DP 1, 128 micro-batches) -> PP 1 (DP 2, 64):
+  // the whole bubble 1/128 goes, and a stage boundary.
+  CampaignView small = ViewOf(Gpt3("2", "128", 2), 20.0);
+  CHECK(SpeedOf(small, Pp("2", "1")) == Approx(1.0 / 128 + 0.01).margin(1e-6));
+
+  // Without a global batch the micro-batches are unknown: the catalog's prior stands.
+  Recipe unknown = Gpt3("16", "1536", 128);
+  Set(&unknown, "--global-batch-size", std::nullopt);
+  CHECK(SpeedOf(ViewOf(unknown, 20.0), Pp("16", "8")) == Approx(0.08));
+}
+
+TEST_CASE("the gradient reduce's overlap is valued by its share of the leader's step",
+          "[agents][scoring]") {
+  // 3.49B parameters per GPU (TP 2), FP32 gradients reduce-scattered over DP 8 across two nodes,
+  // four members of each ring per node: 4 x 40 GB/s of the assumed NDR NICs.
+  const double params = 32 * (2.0 * 4096 * 4096 + 2.0 * 4096 * 4096 * 8 / 32 + 3.0 * 4096 * 14336) / 2;
+  const double reduce = 7.0 / 8 * params * 4 / (4 * 50e9 * 0.8);
+  std::optional<double> seconds = GradReduceSeconds(Llama8b("H100"), ViewOf(Llama8b("H100"), 6.5).cluster);
+  REQUIRE(seconds);
+  CHECK(*seconds == Approx(reduce).epsilon(1e-6));
+
+  // A 6.5 s step: the last micro-batch's backward (2/3 x 6.5 / 16 = 0.27 s) covers the reduce,
+  // 90% of which is hidden: about 1%, where the catalog's prior says 5%.
+  const double hidden = 0.9 * reduce;
+  CHECK(SpeedOf(ViewOf(Llama8b("H100"), 6.5), kOverlapGrad) == Approx(hidden / (6.5 - hidden)));
+  // A100's HDR NICs carry half as much: the same reduce takes twice as long.
+  CHECK(SpeedOf(ViewOf(Llama8b("A100"), 6.5), kOverlapGrad) ==
+        Approx(2 * hidden / (6.5 - 2 * hidden)));
+  // A short step: only the last backward's time (2/3 x 0.65 / 16) can hide the reduce.
+  const double window = 0.9 * 2.0 / 3 * 0.65 / 16;
+  CHECK(SpeedOf(ViewOf(Llama8b("A100"), 0.65), kOverlapGrad) == Approx(window / (0.65 - window)));
+  // A device with no known fabric: the catalog's prior (+5%) stands.
+  CHECK(SpeedOf(ViewOf(Llama8b("cpu"), 6.5), kOverlapGrad) == Approx(0.05));
+  // One node: the ring stays on NVLink and the reduce is almost free.
+  Recipe one_node = Llama8b("H100");
+  one_node.topology.nodes = 1;
+  CHECK(SpeedOf(ViewOf(one_node, 6.5), kOverlapGrad) < 0.005);
+}
