@@ -55,6 +55,16 @@ bool PredatesFlashAttention(const std::string& source) {
   return false;
 }
 
+// Software before Korthikanti et al. 2022 (arXiv:2205.05198), which introduced sequence
+// parallelism, ran TP without it: Megatron of SC21, and Megatron-DeepSpeed as MT-NLG and BLOOM
+// used it. Rows whose seq_parallel cell is empty get SP only when their software had it.
+bool PredatesSequenceParallel(const std::string& source) {
+  for (const char* marker : {"SC21", "MT-NLG", "BLOOM"}) {
+    if (Contains(source, marker)) return true;
+  }
+  return false;
+}
+
 // Dispatcher a row names (flex for DeepEP/HybridEP; allgather when said), alltoall otherwise.
 std::string DispatcherOf(const CalibrationRow& row) {
   std::string text = Lower(Cell(row, "dispatcher") + " " + Cell(row, "notes"));
@@ -212,7 +222,8 @@ void AddPrecision(const CalibrationRow& row, const GpuSpec& gpu, Recipe* r, std:
 
 void AddFeatures(const CalibrationRow& row, Recipe* r, std::vector<std::string>* notes) {
   std::string sp = Lower(Cell(row, "seq_parallel"));
-  if (StartsWith(sp, "yes") || (sp.empty() && IntCell(row, "tp", 1) > 1)) {
+  if (StartsWith(sp, "yes") ||
+      (sp.empty() && IntCell(row, "tp", 1) > 1 && !PredatesSequenceParallel(Cell(row, "source")))) {
     Add(r, "--sequence-parallel");
     if (sp.empty()) notes->push_back("sequence_parallel");
   }
