@@ -188,8 +188,15 @@ struct RolloutPlan {
   bool colocated = false;           // generation and training take turns on the same GPUs
   bool overlapped = false;          // the next rollout generates while this one trains (async)
   int64_t train_steps = 1;          // optimizer steps per rollout
+  // Forward-only passes over the rollout's samples before its optimizer steps, each as long as
+  // the steps' forwards: the reference model's log-probabilities (a KL term) and the old
+  // policy's (unless the rollout engine's are used or the loss can reuse its own).
+  bool reference_logprobs = false;
+  bool actor_logprobs = false;
+  double update_buffer_bytes = 512.0 * 1024 * 1024;  // the weight update's bucket (slime's default)
 
   bool enabled() const { return prompts > 0; }
+  int LogProbPasses() const { return (reference_logprobs ? 1 : 0) + (actor_logprobs ? 1 : 0); }
   int64_t Samples() const { return prompts * samples_per_prompt; }
 };
 
@@ -236,10 +243,11 @@ struct SimIteration {
   double aux_loss = 0;         // MoE load-balancing loss (0 when not logged)
   double grad_norm = 0;
   double learning_rate = 0;
-  // Plans with a rollout phase: seconds = rollout_s (0 when overlapped and hidden) + train_s +
-  // weight_update_s.
+  // Plans with a rollout phase: seconds = rollout_s (0 when overlapped and hidden) + log_probs_s
+  // + train_s + weight_update_s.
   double rollout_s = 0;        // generation, as the trainer waits for it
   double train_s = 0;          // the optimizer steps of this rollout
+  double log_probs_s = 0;      // the log-probability passes before them (RolloutPlan)
   double weight_update_s = 0;  // new weights to the engines (and the memory hand-over if colocated)
 };
 

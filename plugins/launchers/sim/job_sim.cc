@@ -75,15 +75,16 @@ std::vector<double> IterationTimes(const TrainingSetup& s, double step, const Cl
 // job's and the iteration's noise; the first iteration also warms up (compilation, allocator,
 // NCCL) as a plain training run's does.
 std::vector<RolloutIterationTimes> RolloutTimes(const TrainingSetup& s, const RolloutEstimate& estimate,
-                                                double step, const ClusterSpec& c,
+                                                double step, double logprob_pass, const ClusterSpec& c,
                                                 const std::string& name, int64_t count) {
   Normal noise(StreamSeed(c.seed, name, "noise"));
   double job_factor = std::max(0.5, 1.0 + 0.5 * c.noise_cv * noise.Next());
   std::vector<RolloutIterationTimes> out;
   for (int64_t i = 1; i <= count; ++i) {
-    RolloutIterationTimes t = IterationSplit(s.rollout, estimate, step, i == 1);
+    RolloutIterationTimes t = IterationSplit(s.rollout, estimate, step, logprob_pass, i == 1);
     double f = job_factor * std::max(0.2, 1.0 + c.noise_cv * noise.Next());
     t.rollout_s *= f;
+    t.log_probs_s *= f;
     t.train_s *= f;
     t.weight_update_s *= f;
     if (i == 1) t.train_s += step + kFirstIterationExtraS;
@@ -246,9 +247,10 @@ Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, 
       run.failure_s = run.end_s = start_s + setup_s * 0.6;
       return Finish(spec, recipe, std::move(run), JobState::kFailed, 1, "exited with code 1", 0);
     }
-    phases = RolloutTimes(setup, estimate, step.step_s, cluster, key, count);
+    const double logprob_pass = LogProbPassSeconds(step);
+    phases = RolloutTimes(setup, estimate, step.step_s, logprob_pass, cluster, key, count);
     for (const auto& p : phases) times.push_back(p.Total());
-    noiseless_s = IterationSplit(setup.rollout, estimate, step.step_s, false).Total();
+    noiseless_s = IterationSplit(setup.rollout, estimate, step.step_s, logprob_pass, false).Total();
   } else {
     times = IterationTimes(setup, step.step_s, cluster, key, count);
   }
@@ -275,6 +277,7 @@ Result<JobOutcome> SimulateJob(const JobSpec& spec, const ClusterSpec& cluster, 
     if (!phases.empty()) {
       record.rollout_s = phases[i].rollout_s;
       record.train_s = phases[i].train_s;
+      record.log_probs_s = phases[i].log_probs_s;
       record.weight_update_s = phases[i].weight_update_s;
     }
     run.iterations.push_back(record);

@@ -23,8 +23,7 @@ constexpr double kPrefillChunkTokens = 8192;  // SGLang's --chunked-prefill-size
 constexpr double kRolloutFixedS = 3.0;        // dispatch, rewards, gathering the samples
 constexpr double kHostLinkBytesPerS = 25e9;   // offload / onload per GPU (PCIe 5, shared)
 constexpr double kHandOverFixedS = 2.0;       // release / resume of memory, IPC handles
-constexpr double kUpdateBucketBytes = 512.0 * 1024 * 1024;  // slime's --update-weight-buffer-size
-constexpr double kUpdateBucketS = 0.05;       // gather + hand-off per bucket
+constexpr double kUpdateBucketS = 0.05;       // gather + hand-off per bucket (RolloutPlan's size)
 
 double MlpFactor(const ModelShape& m) { return m.swiglu ? 3.0 : 2.0; }
 
@@ -80,7 +79,7 @@ double DecodeStep(const EngineShape& e, const ClusterSpec& c, const ModelShape& 
 
 double WeightUpdateSeconds(const RolloutPlan& r, const ClusterSpec& c, double weights_b, double training_state_b,
                            int training_gpus) {
-  double buckets = std::ceil(weights_b / kUpdateBucketBytes);
+  double buckets = std::ceil(weights_b / std::max(1.0, r.update_buffer_bytes));
   if (r.colocated) {
     // CUDA IPC inside the node, and the training state out to the host and back.
     double copy = weights_b / c.NvlinkBusBytesPerS() + buckets * kUpdateBucketS;
@@ -156,12 +155,24 @@ RolloutEstimate EstimateRollout(const TrainingSetup& setup, const ClusterSpec& c
   return out;
 }
 
+double LogProbPassSeconds(const StepBreakdown& step) {
+  const double forward_and_backward = step.gemm_s + step.attention_s + step.elementwise_s + step.tp_comm_s +
+                                      step.cp_comm_s + step.ep_comm_s + step.moe_overhead_s +
+                                      step.host_exposed_s + step.pp_p2p_s + step.bubble_s;
+  return forward_and_backward / 3.0 + step.step_overhead_s;
+}
+
 RolloutIterationTimes IterationSplit(const RolloutPlan& rollout, const RolloutEstimate& estimate,
-                                     double train_step_s, bool first_iteration) {
+                                     double train_step_s, double logprob_pass_s, bool first_iteration) {
   RolloutIterationTimes t;
-  t.train_s = train_step_s * static_cast<double>(std::max<int64_t>(1, rollout.train_steps));
-  t.rollout_s = rollout.overlapped && !first_iteration ? std::max(0.0, estimate.generate_s - t.train_s)
-                                                       : estimate.generate_s;
+  const double steps = static_cast<double>(std::max<int64_t>(1, rollout.train_steps));
+  t.train_s = train_step_s * steps;
+  t.log_probs_s = rollout.LogProbPasses() * steps * logprob_pass_s;
+  // Generation overlapped with training (train_async.py) also hides behind the log-prob passes:
+  // both run in the trainer's `train` call.
+  t.rollout_s = rollout.overlapped && !first_iteration
+                    ? std::max(0.0, estimate.generate_s - t.train_s - t.log_probs_s)
+                    : estimate.generate_s;
   t.weight_update_s = estimate.weight_update_s;
   return t;
 }

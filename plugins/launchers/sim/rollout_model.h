@@ -9,6 +9,7 @@
 
 #include "attune/sim_plan.h"
 #include "hardware.h"
+#include "perf_model.h"
 #include "setup.h"
 
 namespace attune::sim {
@@ -42,15 +43,22 @@ double EngineAllReduceS(const ClusterSpec& cluster, int tp, double bytes);
 RolloutEstimate EstimateRollout(const TrainingSetup& setup, const ClusterSpec& cluster,
                                 double resident_training_b, double training_state_b);
 
+// Seconds of one forward-only log-probability pass over one optimizer step's samples: the
+// step's forward work (a third of its GEMM, attention, elementwise and communication time,
+// without recomputation, which a forward-only pass does not do), its pipeline bubble's share,
+// and none of the gradient reduce or the optimizer.
+double LogProbPassSeconds(const StepBreakdown& step);
+
 // Seconds of one iteration of a plan with a rollout: the generation the trainer waits for (all
 // of it; when overlapped only what exceeds the training it hides behind, except on the first
-// iteration, which has nothing to hide behind) + training + weight update.
+// iteration, which has nothing to hide behind) + the log-probability passes over the rollout's
+// samples (RolloutPlan::LogProbPasses() × steps × `logprob_pass_s`) + training + weight update.
 struct RolloutIterationTimes {
-  double rollout_s = 0, train_s = 0, weight_update_s = 0;
-  double Total() const { return rollout_s + train_s + weight_update_s; }
+  double rollout_s = 0, log_probs_s = 0, train_s = 0, weight_update_s = 0;
+  double Total() const { return rollout_s + log_probs_s + train_s + weight_update_s; }
 };
 RolloutIterationTimes IterationSplit(const RolloutPlan& rollout, const RolloutEstimate& estimate,
-                                     double train_step_s, bool first_iteration);
+                                     double train_step_s, double logprob_pass_s, bool first_iteration);
 
 }  // namespace attune::sim
 

@@ -141,6 +141,32 @@ std::optional<sim::PlanRefusal> SlimeRefusal(const Recipe& r, const SlimeRun& s,
   return std::nullopt;
 }
 
+std::string Str(const Recipe& r, const std::string& key, const std::string& fallback) {
+  return GetValue(r, key).value_or(fallback);
+}
+
+// The forward-only log-probability passes slime's MegatronTrainRayActor.train_actor makes before
+// a rollout's optimizer steps (slime 624b824a8, slime/backends/megatron_utils/actor.py):
+//  - the reference model's, when the actor holds one: --kl-coef != 0 or --use-kl-loss
+//    (slime/ray/placement_group.py, with_ref);
+//  - the old policy's, unless --use-rollout-logprobs takes the engine's (and no
+//    --get-mismatch-metrics compares them), or the policy loss can reuse the log-probs of its
+//    own forward: one step per rollout, the policy loss, no KL reward term, no critic (PPO), no
+//    old actor kept, no on-policy distillation, no routing replay of its own, not GSPO.
+void ReadLogProbPasses(const Recipe& r, const SlimeRun& s, sim::RolloutPlan* p) {
+  const double kl_coef = Real(r, "--kl-coef", 0.0);
+  p->reference_logprobs = kl_coef != 0 || Has(r, "--use-kl-loss");
+  const bool rollout_logprobs = Has(r, "--use-rollout-logprobs");
+  const bool mismatch = Has(r, "--get-mismatch-metrics");
+  const std::string estimator = Str(r, "--advantage-estimator", "grpo");
+  const bool reuse = s.steps == 1 && Str(r, "--loss-type", "policy_loss") == "policy_loss" &&
+                     kl_coef == 0 && !rollout_logprobs && !mismatch && estimator != "ppo" &&
+                     !Has(r, "--keep-old-actor") && !Has(r, "--use-opd") &&
+                     (!Has(r, "--use-routing-replay") || Has(r, "--use-rollout-routing-replay")) &&
+                     estimator != "gspo";
+  p->actor_logprobs = (!rollout_logprobs || mismatch) && !reuse;
+}
+
 sim::RolloutPlan ReadRolloutPlan(const Recipe& r, const SlimeRun& s) {
   sim::RolloutPlan p;
   p.prompts = s.prompts;
@@ -155,6 +181,8 @@ sim::RolloutPlan ReadRolloutPlan(const Recipe& r, const SlimeRun& s) {
   p.max_concurrency = Int(r, "--sglang-server-concurrency", kDefaultServerConcurrency);
   p.overlapped = s.async;
   p.train_steps = s.steps;
+  ReadLogProbPasses(r, s, &p);
+  p.update_buffer_bytes = static_cast<double>(Int(r, "--update-weight-buffer-size", int64_t{512} * 1024 * 1024));
   return p;
 }
 

@@ -240,8 +240,14 @@ LogParse ParseSlimeLines(const std::vector<support::LogLine>& lines) { return Pa
 std::optional<double> RolloutStepSeconds(const std::map<std::string, double>& perf) {
   double update = Get(perf, "perf/update_weights_time");
   if (perf.count("perf/step_time")) return Get(perf, "perf/step_time") + update;
+  // Without step_time: generation, then the trainer's `train` timer, which holds the
+  // log-probability passes (ref_log_probs, log_probs) as well as actor_train.
+  if (perf.count("perf/rollout_time") && perf.count("perf/train_time")) {
+    return Get(perf, "perf/rollout_time") + Get(perf, "perf/train_time") + update;
+  }
   if (perf.count("perf/rollout_time") && perf.count("perf/actor_train_time")) {
-    return Get(perf, "perf/rollout_time") + Get(perf, "perf/actor_train_time") + update;
+    return Get(perf, "perf/rollout_time") + Get(perf, "perf/actor_train_time") +
+           Get(perf, "perf/log_probs_time") + Get(perf, "perf/ref_log_probs_time") + update;
   }
   return std::nullopt;
 }

@@ -39,8 +39,9 @@ LogParse ParseSlimeLog(std::string_view log);
 LogParse ParseSlimeLines(const std::vector<support::LogLine>& lines);
 
 // Seconds of one rollout step from its perf keys: the trainer's perf/step_time (train_wait +
-// train) plus perf/update_weights_time; without the trainer's keys, perf/rollout_time +
-// perf/actor_train_time + perf/update_weights_time. std::nullopt when neither is there.
+// train) plus perf/update_weights_time; without step_time, perf/rollout_time + perf/train_time
+// (or, without that, perf/actor_train_time + perf/log_probs_time + perf/ref_log_probs_time) +
+// perf/update_weights_time. std::nullopt when neither is there.
 std::optional<double> RolloutStepSeconds(const std::map<std::string, double>& perf);
 
 // GPUs the recipe occupies: training actors (topology) plus rollout GPUs when disaggregated;

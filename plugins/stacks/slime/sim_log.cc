@@ -152,6 +152,18 @@ void RenderRollout(LogWriter& w, const sim::SimulatedRun& run, const sim::SimIte
                       {"perf/tokens_per_gpu_per_sec", run.rollout.generated_tokens / generation / std::max(1, r.gpus)}}));
   // A constant schedule stays at --lr (the simulated curve decays over the run's own length).
   const double lr = plan.run.lr_decay_style == "constant" ? plan.run.lr : it.learning_rate;
+  // The log-probability passes run first, inside the trainer's `train` timer, each as long as
+  // the others: the reference model's, then the actor's.
+  const int passes = r.LogProbPasses();
+  const double per_pass = passes > 0 ? it.log_probs_s / passes : 0.0;
+  if (r.reference_logprobs) {
+    w.Advance(per_pass);
+    w.Actor(kTrainer, "timer.py:32", StrFormat("Timer ref_log_probs end (elapsed: %.1fs)", per_pass));
+  }
+  if (r.actor_logprobs) {
+    w.Advance(per_pass);
+    w.Actor(kTrainer, "timer.py:32", StrFormat("Timer log_probs end (elapsed: %.1fs)", per_pass));
+  }
   const int64_t steps = std::max<int64_t>(1, r.train_steps);
   for (int64_t k = 0; k < steps; ++k) {
     w.Advance(it.train_s / static_cast<double>(steps));
@@ -167,14 +179,23 @@ void RenderRollout(LogWriter& w, const sim::SimulatedRun& run, const sim::SimIte
   w.Actor(kTrainer, "timer.py:32", StrFormat("Timer actor_train end (elapsed: %.1fs)", it.train_s));
   const double trained_tokens = samples * seq;
   const double fwd = SlimeForwardFlops(plan.model, samples, seq);
-  std::vector<std::pair<std::string, double>> perf = {
-      {"perf/train_wait_time", it.rollout_s},
-      {"perf/train_time", it.train_s},
-      {"perf/actor_train_time", it.train_s},
-      {"perf/actor_train_tflops", 3.0 * fwd / std::max(1, plan.par.world) / it.train_s / 1e12},
-      {"perf/actor_train_tok_per_s", trained_tokens / it.train_s},
-      {"perf/step_time", it.rollout_s + it.train_s},
-      {"perf/wait_time_ratio", it.rollout_s / (it.rollout_s + it.train_s)}};
+  const double train = it.log_probs_s + it.train_s;  // slime's `train` timer
+  std::vector<std::pair<std::string, double>> perf = {{"perf/train_wait_time", it.rollout_s},
+                                                      {"perf/train_time", train}};
+  // slime reports a forward-only pass's TFLOP/s with one forward's FLOPs.
+  if (r.reference_logprobs) {
+    perf.emplace_back("perf/ref_log_probs_time", per_pass);
+    perf.emplace_back("perf/ref_log_probs_tflops", fwd / std::max(1, plan.par.world) / per_pass / 1e12);
+  }
+  if (r.actor_logprobs) {
+    perf.emplace_back("perf/log_probs_time", per_pass);
+    perf.emplace_back("perf/log_probs_tflops", fwd / std::max(1, plan.par.world) / per_pass / 1e12);
+  }
+  perf.insert(perf.end(), {{"perf/actor_train_time", it.train_s},
+                           {"perf/actor_train_tflops", 3.0 * fwd / std::max(1, plan.par.world) / it.train_s / 1e12},
+                           {"perf/actor_train_tok_per_s", trained_tokens / it.train_s},
+                           {"perf/step_time", it.rollout_s + train},
+                           {"perf/wait_time_ratio", it.rollout_s / (it.rollout_s + train)}});
   // update_weights runs after this report: its timer reaches the next rollout's.
   if (rec.update_prev_s >= 0) perf.insert(perf.begin(), std::make_pair(std::string("perf/update_weights_time"), rec.update_prev_s));
   w.Actor(kTrainer, "train_metric_utils.py:57", StrFormat("perf %lld: ", static_cast<long long>(rec.id)) + PyDict(perf));

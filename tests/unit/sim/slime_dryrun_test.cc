@@ -139,11 +139,14 @@ TEST_CASE("slime's parser and Measure read the simulated log as the model timed 
   CHECK(*m->tflops_per_gpu < 989);
   // The split: generation dominates a disaggregated 4-engine-GPU run of 8k-token responses.
   const IterationSample& third = *rollouts[2];
-  double rollout = Extra(third, "perf/train_wait_time"), train = Extra(third, "perf/actor_train_time");
+  double rollout = Extra(third, "perf/train_wait_time"), train = Extra(third, "perf/train_time");
   double update = Extra(third, "perf/update_weights_time");
   CHECK(rollout > train);
   CHECK(update > 0);
   CHECK(rollout + train + update == Approx(o.step_time_s).epsilon(0.005));
+  // The trainer's `train` timer holds the reference model's log-prob pass (--use-kl-loss) and the
+  // optimizer step.
+  CHECK(train == Approx(Extra(third, "perf/ref_log_probs_time") + Extra(third, "perf/actor_train_time")).epsilon(0.001));
   CHECK(Extra(third, "perf/rollout_time") == Approx(rollout));
   CHECK(Extra(third, "perf/wait_time_ratio") == Approx(rollout / (rollout + train)));
   CHECK(m->first_losses.size() == 5);
@@ -155,6 +158,58 @@ TEST_CASE("slime's parser and Measure read the simulated log as the model timed 
   REQUIRE((m_engines.ok() && m_lr.ok()));
   CHECK(m_engines->first_losses == m->first_losses);
   CHECK(m_lr->first_losses != m->first_losses);
+}
+
+TEST_CASE("the log-probability passes slime makes before training are planned and timed", "[sim][slime]") {
+  // --use-kl-loss: the reference model's pass. One step per rollout with the policy loss and no KL
+  // reward term: the loss reuses its own forward's log-probs, so no old-policy pass.
+  RolloutPlan base = PlanOf(Qwen3()).rollout;
+  CHECK((base.reference_logprobs && !base.actor_logprobs && base.LogProbPasses() == 1));
+  // Four steps per rollout: the old policy's log-probs must be taken before the first changes it.
+  Changes four_steps = {{"--global-batch-size", std::nullopt}, {"--num-steps-per-rollout", "4"}};
+  CHECK(PlanOf(Qwen3(four_steps)).rollout.LogProbPasses() == 2);
+  // ... unless the rollout engine's log-probs stand in, and then again when compared with them.
+  Recipe engine = Qwen3(four_steps);
+  REQUIRE(SetValue(&engine, "--use-rollout-logprobs", "").ok());
+  CHECK_FALSE(PlanOf(engine).rollout.actor_logprobs);
+  REQUIRE(SetValue(&engine, "--get-mismatch-metrics", "").ok());
+  CHECK(PlanOf(engine).rollout.actor_logprobs);
+  // No KL at all: no reference model; a KL reward term (--kl-coef) brings it back and rules out
+  // the reuse.
+  RolloutPlan none = PlanOf(Qwen3({{"--use-kl-loss", std::nullopt}})).rollout;
+  CHECK(none.LogProbPasses() == 0);
+  RolloutPlan reward_kl = PlanOf(Qwen3({{"--use-kl-loss", std::nullopt}, {"--kl-coef", "0.05"}})).rollout;
+  CHECK((reward_kl.reference_logprobs && reward_kl.actor_logprobs));
+  CHECK(PlanOf(Qwen3({{"--advantage-estimator", "gspo"}})).rollout.actor_logprobs);
+
+  // Each pass is a forward over the step's samples: about a third of the step's compute.
+  JobOutcome two = Simulate(Qwen3(four_steps), "slime-logprobs");
+  JobOutcome zero = Simulate(Qwen3({{"--use-kl-loss", std::nullopt}, {"--global-batch-size", std::nullopt},
+                                    {"--num-steps-per-rollout", "4"}, {"--use-rollout-logprobs", ""}}),
+                             "slime-no-logprobs");
+  REQUIRE((two.state == JobState::kSucceeded && zero.state == JobState::kSucceeded));
+  IterationSample a = *Rollouts(Slime().ParseLog(two.log))[2];
+  IterationSample b = *Rollouts(Slime().ParseLog(zero.log))[2];
+  const double pass = Extra(a, "perf/log_probs_time"), actor_train = Extra(a, "perf/actor_train_time");
+  CHECK(Extra(a, "perf/ref_log_probs_time") == Approx(pass));
+  CHECK(pass > 0.15 * actor_train);
+  CHECK(pass < 0.5 * actor_train);
+  CHECK(Extra(a, "perf/train_time") == Approx(2 * pass + actor_train).epsilon(0.001));
+  CHECK(Extra(b, "perf/log_probs_time") == -1);  // not reported: no pass ran
+  CHECK(Extra(b, "perf/train_time") == Approx(Extra(b, "perf/actor_train_time")).epsilon(0.001));
+  CHECK(two.step_time_s > zero.step_time_s);
+}
+
+TEST_CASE("the weight update's bucket is slime's --update-weight-buffer-size", "[sim][slime]") {
+  CHECK(PlanOf(Qwen3()).rollout.update_buffer_bytes == Approx(512.0 * 1024 * 1024));
+  ParallelPlan small = PlanOf(Qwen3({{"--update-weight-buffer-size", "268435456"}}));
+  ParallelPlan large = PlanOf(Qwen3({{"--update-weight-buffer-size", "2147483648"}}));
+  CHECK(large.rollout.update_buffer_bytes == Approx(2147483648.0));
+  ClusterSpec c = Cluster();
+  // Fewer, larger buckets: fewer gathers and hand-offs for the same bytes.
+  CHECK(EstimateRollout(large, c, 4e9, 10e9).weight_update_s < EstimateRollout(small, c, 4e9, 10e9).weight_update_s);
+  // The buffer is a throughput lever: the objective stays.
+  CHECK(large.objective_key == small.objective_key);
 }
 
 TEST_CASE("colocated generation hands the GPUs over; disaggregated generation broadcasts", "[sim][slime]") {
