@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <optional>
+#include <string>
 
 #include "attune/support/json_schema.h"
 #include "benchmark_form.h"
@@ -27,6 +29,22 @@ T Guard(T fallback, Fn fn) {
 }
 
 bool IsLate(const megatron::Signature& s) { return s.id.rfind("late.", 0) == 0; }
+
+// What an absent --rollout-num-gpus means: with --colocate, every actor GPU serves generation
+// (slime sets it to --actor-num-nodes x --actor-num-gpus-per-node), so a move that names 2 of 8
+// gives generation fewer GPUs, not more. Disaggregated recipes must state it.
+std::optional<std::string> AbsentRolloutGpus(const Recipe& r) {
+  if (!GetValue(r, "--colocate")) return std::nullopt;
+  auto number = [&](const char* key, int fallback) {
+    std::optional<std::string> v = GetValue(r, key);
+    char* end = nullptr;
+    long n = v ? std::strtol(v->c_str(), &end, 10) : 0;
+    return v && end != v->c_str() && *end == '\0' && n > 0 ? n : static_cast<long>(fallback);
+  };
+  long gpus = number("--actor-num-nodes", r.topology.nodes) *
+              number("--actor-num-gpus-per-node", r.topology.gpus_per_node);
+  return std::to_string(std::max(1L, gpus));
+}
 
 megatron::TriageSpec ComposeTriage(const megatron::TriageSpec& slime, const megatron::TriageSpec& megatron) {
   megatron::TriageSpec out = slime;
@@ -105,7 +123,15 @@ std::vector<Move> SlimeStack::LegalMoves(const Recipe& recipe, const ClusterInfo
       bool applied = true;
       for (const auto& c : m.changes) applied = applied && SetValue(&next, c.key, c.to).ok();
       if (!applied || !Validate(next, cluster).ok() || !CheckObjective(recipe, next).pass) continue;
-      out.push_back(std::move(m));
+      bool no_op = false;
+      for (const auto& c : m.changes) {
+        if (c.key != "--rollout-num-gpus" || c.from) continue;
+        std::optional<std::string> absent_means = AbsentRolloutGpus(recipe);
+        if (!absent_means) continue;
+        m.defaults[c.key] = *absent_means;
+        no_op = no_op || c.to == absent_means;  // naming what absent already meant
+      }
+      if (!no_op) out.push_back(std::move(m));
     }
     return out;
   });

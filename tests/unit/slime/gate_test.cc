@@ -112,6 +112,27 @@ TEST_CASE("legal moves validate and pass the gate, and include slime's levers", 
   CHECK(levers.count("tensor_parallel"));  // from the Megatron catalog
 }
 
+TEST_CASE("a move that names --rollout-num-gpus on a colocated recipe says absent meant every actor GPU",
+          "[slime][moves]") {
+  // Colocated on 2 nodes of 8: generation had all 16 GPUs; naming fewer is a move down.
+  Recipe colocated = With(With(With(Qwen3Recipe(), "--colocate", ""), "--actor-num-nodes", "2"),
+                          "--actor-num-gpus-per-node", "8");
+  colocated = With(colocated, "--rollout-num-gpus", std::nullopt);
+  ClusterInfo cluster;
+  int seen = 0;
+  for (const auto& m : TheStack().LegalMoves(colocated, cluster)) {
+    for (const auto& c : m.changes) {
+      if (c.key != "--rollout-num-gpus" || c.from) continue;
+      ++seen;
+      INFO(m.summary);
+      REQUIRE(m.defaults.count("--rollout-num-gpus"));
+      CHECK(m.defaults.at("--rollout-num-gpus") == "16");
+      CHECK(c.to != "16");  // naming what absent meant is no move
+    }
+  }
+  CHECK(seen > 0);
+}
+
 TEST_CASE("the benchmark form: no checkpoints or periodic evaluation, fewer rollouts only with a pinned schedule", "[slime][benchmark]") {
   // A constant LR without warm-up: the schedule does not depend on --num-rollout.
   Recipe recipe = With(With(With(With(Qwen3Recipe(), "--num-rollout", "3000"), "--lr-decay-style", "constant"),
