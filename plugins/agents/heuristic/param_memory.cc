@@ -51,10 +51,9 @@ class Flags {
 };
 
 // Bytes per parameter over `dp` data-parallel ranks (see the header).
-double BytesPerParameter(const Flags& f, double dp) {
-  double grad = f.Set("--grad-reduce-in-bf16") ? 2 : 4;
-  double optimizer = f.Set("--use-distributed-optimizer") ? 12 / std::max(1.0, dp) : 12;
-  return 2 + grad + optimizer;
+double BytesPerParameter(const ParameterCounts& c, double dp) {
+  double optimizer = c.distributed_optimizer ? 12 / std::max(1.0, dp) : 12;
+  return 2 + c.grad_bytes + optimizer;
 }
 
 }  // namespace
@@ -67,7 +66,6 @@ std::optional<ParameterCounts> CountParameters(const Recipe& recipe,
   const double world = std::max(1, recipe.topology.WorldSize());
   const double tp = f.Or("--tensor-model-parallel-size", 1);
   const double pp = f.Or("--pipeline-model-parallel-size", 1);
-  const double cp = f.Or("--context-parallel-size", 1);
   const double ep = f.Or("--expert-model-parallel-size", 1);
   const double etp = f.Or("--expert-tensor-parallel-size", tp);
   const double heads = f.Or("--num-attention-heads", 1);
@@ -85,8 +83,8 @@ std::optional<ParameterCounts> CountParameters(const Recipe& recipe,
   ParameterCounts c;
   c.dense = per_stage * (attention + (1 - moe_share) * dense_mlp + moe_share * moe_dense) / tp;
   c.expert = per_stage * moe_share * experts / ep * mlp * *h * f.Or("--moe-ffn-hidden-size", ffn) / etp;
-  c.dense_dp = std::max(1.0, world / (tp * pp * cp));
-  c.dense_dp_stride = tp * cp;
+  c.dense_dp = std::max(1.0, world / (tp * pp));
+  c.dense_dp_stride = tp;
   c.expert_dp = std::max(1.0, world / (etp * ep * pp));
   c.expert_dp_stride = etp * ep;
   c.grad_bytes = f.Set("--grad-reduce-in-bf16") ? 2 : 4;
@@ -98,14 +96,7 @@ std::optional<double> ParameterStateBytes(const Recipe& recipe,
                                           const std::map<std::string, std::string>& defaults) {
   std::optional<ParameterCounts> c = CountParameters(recipe, defaults);
   if (!c) return std::nullopt;
-  Flags f(recipe, defaults);
-  const double world = std::max(1, recipe.topology.WorldSize());
-  const double tp = f.Or("--tensor-model-parallel-size", 1);
-  const double pp = f.Or("--pipeline-model-parallel-size", 1);
-  const double ep = f.Or("--expert-model-parallel-size", 1);
-  const double etp = f.Or("--expert-tensor-parallel-size", tp);
-  return c->dense * BytesPerParameter(f, world / (tp * pp)) +
-         c->expert * BytesPerParameter(f, world / (etp * ep * pp));
+  return c->dense * BytesPerParameter(*c, c->dense_dp) + c->expert * BytesPerParameter(*c, c->expert_dp);
 }
 
 // Context parallelism shards the activations along the sequence and nothing else: the parameter

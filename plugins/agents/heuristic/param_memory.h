@@ -30,8 +30,9 @@
 namespace attune::agents {
 
 // The parameters one GPU of `recipe`'s busiest pipeline stage holds in its transformer layers
-// (embeddings left out, as above), and the data-parallel groups that reduce their gradients:
-// dense parameters over world/(TP·PP·CP) ranks TP·CP apart, expert parameters over
+// (embeddings left out, as above), and the data-parallel groups that reduce their gradients and
+// shard their optimizer state: dense parameters over world/(TP·PP) ranks TP apart (the data- and
+// context-parallel ranks together, as Megatron reduces them), expert parameters over
 // world/(ETP·EP·PP) ranks ETP·EP apart (Megatron's default rank order).
 struct ParameterCounts {
   double dense = 0;

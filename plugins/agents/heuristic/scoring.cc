@@ -290,11 +290,10 @@ double ShapeCorrection(const ScoringContext& ctx, const Move& move) {
 constexpr double kStageBoundaryCost = 0.01;
 
 std::optional<double> PipelineSpeed(const Recipe& leader, const Move& move) {
-  const Change* pp = nullptr;
-  for (const Change& c : move.changes) {
-    if (c.key == "--pipeline-model-parallel-size") pp = &c;
+  if (std::none_of(move.changes.begin(), move.changes.end(),
+                   [](const Change& c) { return c.key == "--pipeline-model-parallel-size"; })) {
+    return std::nullopt;
   }
-  if (pp == nullptr) return std::nullopt;
   std::optional<Recipe> after_recipe = Apply(leader, move.changes);
   if (!after_recipe) return std::nullopt;
   RecipeShape before = ReadShape(leader);

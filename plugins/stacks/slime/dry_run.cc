@@ -52,9 +52,7 @@ struct SlimeRun {
 
 SlimeRun ReadSlimeRun(const Recipe& r) {
   SlimeRun s;
-  int64_t nodes = Int(r, "--actor-num-nodes", r.topology.nodes);
-  int64_t per_node = Int(r, "--actor-num-gpus-per-node", r.topology.gpus_per_node);
-  s.actor_gpus = static_cast<int>(std::max<int64_t>(1, nodes * per_node));
+  s.actor_gpus = ActorGpus(r);
   s.colocate = Has(r, "--colocate");
   s.async = EntryScript(r) == "train_async.py";
   s.dynamic = Has(r, "--use-dynamic-batch-size");
@@ -161,9 +159,8 @@ void ReadLogProbPasses(const Recipe& r, const SlimeRun& s, sim::RolloutPlan* p) 
   const std::string estimator = Str(r, "--advantage-estimator", "grpo");
   const bool reuse = s.steps == 1 && Str(r, "--loss-type", "policy_loss") == "policy_loss" &&
                      kl_coef == 0 && !rollout_logprobs && !mismatch && estimator != "ppo" &&
-                     !Has(r, "--keep-old-actor") && !Has(r, "--use-opd") &&
-                     (!Has(r, "--use-routing-replay") || Has(r, "--use-rollout-routing-replay")) &&
-                     estimator != "gspo";
+                     estimator != "gspo" && !Has(r, "--keep-old-actor") && !Has(r, "--use-opd") &&
+                     (!Has(r, "--use-routing-replay") || Has(r, "--use-rollout-routing-replay"));
   p->actor_logprobs = (!rollout_logprobs || mismatch) && !reuse;
 }
 
@@ -182,11 +179,17 @@ sim::RolloutPlan ReadRolloutPlan(const Recipe& r, const SlimeRun& s) {
   p.overlapped = s.async;
   p.train_steps = s.steps;
   ReadLogProbPasses(r, s, &p);
-  p.update_buffer_bytes = static_cast<double>(Int(r, "--update-weight-buffer-size", int64_t{512} * 1024 * 1024));
+  p.update_buffer_bytes = Real(r, "--update-weight-buffer-size", p.update_buffer_bytes);
   return p;
 }
 
 }  // namespace
+
+int ActorGpus(const Recipe& r) {
+  int64_t nodes = Int(r, "--actor-num-nodes", r.topology.nodes);
+  int64_t per_node = Int(r, "--actor-num-gpus-per-node", r.topology.gpus_per_node);
+  return static_cast<int>(std::max<int64_t>(1, nodes * per_node));
+}
 
 std::string SlimeObjectiveKey(const Recipe& recipe, const megatron::Knowledge& slime) {
   std::map<std::string, std::string> kept;

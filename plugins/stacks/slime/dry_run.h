@@ -31,6 +31,10 @@ inline constexpr int64_t kDefaultMaxResponseTokens = 1024;  // --rollout-max-res
 inline constexpr int64_t kDefaultServerConcurrency = 512;   // --sglang-server-concurrency
 inline constexpr double kDefaultMemFraction = 0.85;         // --sglang-mem-fraction-static
 
+// The training actors' GPUs: --actor-num-nodes x --actor-num-gpus-per-node, each defaulting to
+// the recipe's topology.
+int ActorGpus(const Recipe& recipe);
+
 // The plan of `recipe` (its actor GPUs train; the rollout GPUs generate), with the refusal slime or
 // Megatron would raise. `megatron_stack` maps the training side. Fails when the recipe cannot be dry-run
 // at all (no model shape; --debug-train-only / --debug-rollout-only runs, not modelled).

@@ -130,6 +130,14 @@ double GenerationSeconds(const sim::SimulatedRun& run, const sim::SimIteration& 
   return std::max(it.rollout_s, decode);
 }
 
+// slime's timers of the plan's log-probability passes, in the order they run.
+std::vector<std::string> LogProbTimers(const sim::RolloutPlan& r) {
+  std::vector<std::string> out;
+  if (r.reference_logprobs) out.push_back("ref_log_probs");
+  if (r.actor_logprobs) out.push_back("log_probs");
+  return out;
+}
+
 struct RolloutRecord {
   int64_t id = 0;
   double update_prev_s = -1;  // the previous rollout's weight update (< 0: none yet)
@@ -153,16 +161,12 @@ void RenderRollout(LogWriter& w, const sim::SimulatedRun& run, const sim::SimIte
   // A constant schedule stays at --lr (the simulated curve decays over the run's own length).
   const double lr = plan.run.lr_decay_style == "constant" ? plan.run.lr : it.learning_rate;
   // The log-probability passes run first, inside the trainer's `train` timer, each as long as
-  // the others: the reference model's, then the actor's.
-  const int passes = r.LogProbPasses();
-  const double per_pass = passes > 0 ? it.log_probs_s / passes : 0.0;
-  if (r.reference_logprobs) {
+  // the others: the reference model's, then the actor's (slime's timer names).
+  const std::vector<std::string> passes = LogProbTimers(r);
+  const double per_pass = passes.empty() ? 0.0 : it.log_probs_s / static_cast<double>(passes.size());
+  for (const std::string& timer : passes) {
     w.Advance(per_pass);
-    w.Actor(kTrainer, "timer.py:32", StrFormat("Timer ref_log_probs end (elapsed: %.1fs)", per_pass));
-  }
-  if (r.actor_logprobs) {
-    w.Advance(per_pass);
-    w.Actor(kTrainer, "timer.py:32", StrFormat("Timer log_probs end (elapsed: %.1fs)", per_pass));
+    w.Actor(kTrainer, "timer.py:32", StrFormat("Timer %s end (elapsed: %.1fs)", timer.c_str(), per_pass));
   }
   const int64_t steps = std::max<int64_t>(1, r.train_steps);
   for (int64_t k = 0; k < steps; ++k) {
@@ -183,13 +187,9 @@ void RenderRollout(LogWriter& w, const sim::SimulatedRun& run, const sim::SimIte
   std::vector<std::pair<std::string, double>> perf = {{"perf/train_wait_time", it.rollout_s},
                                                       {"perf/train_time", train}};
   // slime reports a forward-only pass's TFLOP/s with one forward's FLOPs.
-  if (r.reference_logprobs) {
-    perf.emplace_back("perf/ref_log_probs_time", per_pass);
-    perf.emplace_back("perf/ref_log_probs_tflops", fwd / std::max(1, plan.par.world) / per_pass / 1e12);
-  }
-  if (r.actor_logprobs) {
-    perf.emplace_back("perf/log_probs_time", per_pass);
-    perf.emplace_back("perf/log_probs_tflops", fwd / std::max(1, plan.par.world) / per_pass / 1e12);
+  for (const std::string& timer : passes) {
+    perf.emplace_back("perf/" + timer + "_time", per_pass);
+    perf.emplace_back("perf/" + timer + "_tflops", fwd / std::max(1, plan.par.world) / per_pass / 1e12);
   }
   perf.insert(perf.end(), {{"perf/actor_train_time", it.train_s},
                            {"perf/actor_train_tflops", 3.0 * fwd / std::max(1, plan.par.world) / it.train_s / 1e12},

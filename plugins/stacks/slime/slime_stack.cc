@@ -35,15 +35,7 @@ bool IsLate(const megatron::Signature& s) { return s.id.rfind("late.", 0) == 0; 
 // gives generation fewer GPUs, not more. Disaggregated recipes must state it.
 std::optional<std::string> AbsentRolloutGpus(const Recipe& r) {
   if (!GetValue(r, "--colocate")) return std::nullopt;
-  auto number = [&](const char* key, int fallback) {
-    std::optional<std::string> v = GetValue(r, key);
-    char* end = nullptr;
-    long n = v ? std::strtol(v->c_str(), &end, 10) : 0;
-    return v && end != v->c_str() && *end == '\0' && n > 0 ? n : static_cast<long>(fallback);
-  };
-  long gpus = number("--actor-num-nodes", r.topology.nodes) *
-              number("--actor-num-gpus-per-node", r.topology.gpus_per_node);
-  return std::to_string(std::max(1L, gpus));
+  return std::to_string(ActorGpus(r));
 }
 
 megatron::TriageSpec ComposeTriage(const megatron::TriageSpec& slime, const megatron::TriageSpec& megatron) {

@@ -114,6 +114,13 @@ TEST_CASE("the gradient reduce's overlap is valued by its share of the leader's 
   std::optional<double> seconds = GradReduceSeconds(Llama8b("H100"), ViewOf(Llama8b("H100"), 6.5).cluster);
   REQUIRE(seconds);
   CHECK(*seconds == Approx(reduce).epsilon(1e-6));
+  // Context parallelism shards no parameters, and Megatron reduces the gradients over the data-
+  // and context-parallel ranks together: CP 2 leaves the same ring of 8 ranks, 2 apart.
+  Recipe cp2 = Llama8b("H100");
+  Set(&cp2, "--context-parallel-size", "2");
+  std::optional<double> cp2_seconds = GradReduceSeconds(cp2, ViewOf(cp2, 6.5).cluster);
+  REQUIRE(cp2_seconds);
+  CHECK(*cp2_seconds == Approx(reduce).epsilon(1e-6));
 
   // A 6.5 s step: the last micro-batch's backward (2/3 x 6.5 / 16 = 0.27 s) covers the reduce,
   // 90% of which is hidden: about 1%, where the catalog's prior says 5%.
