@@ -66,6 +66,10 @@ struct ModelShape {
   // sequence. attention_window 0: full attention in every layer.
   int64_t attention_window = 0;
   int64_t windowed_layers = 0;
+  // Multi-token prediction (DeepSeek-V3, Megatron's --mtp-num-layers): depths after the last
+  // layer, each one more layer of the last layer's kind, a 2h→h projection and one more pass of
+  // the output layer and loss.
+  int64_t mtp_layers = 0;
 
   int64_t MoeLayers() const {
     if (experts <= 0) return 0;
@@ -73,6 +77,24 @@ struct ModelShape {
     return (layers + moe_layer_freq - 1) / moe_layer_freq;
   }
   int64_t DenseLayers() const { return layers - MoeLayers(); }
+  // Whether decoder layer `i` (0-based) is MoE: every moe_layer_freq-th from the first, or, for a
+  // listed pattern, the last MoeLayers() of them (DeepSeek's leading dense layers; a list that
+  // interleaves differently is counted right and placed approximately).
+  bool IsMoeLayer(int64_t i) const {
+    if (experts <= 0) return false;
+    if (moe_layers_from_pattern >= 0) return i >= layers - MoeLayers();
+    return i % std::max<int64_t>(1, moe_layer_freq) == 0;
+  }
+};
+
+// What one pipeline rank holds, over all its virtual stages, when the recipe places the layers
+// itself (Megatron's --pipeline-model-parallel-layout or --decoder-first/last-pipeline-num-layers).
+struct PipelineRankLoad {
+  int64_t layers = 0;      // decoder layers
+  int64_t moe_layers = 0;  // of which MoE
+  int64_t mtp_layers = 0;  // multi-token-prediction depths
+  bool embedding = false;  // the input embedding
+  bool loss = false;       // the output layer and the loss
 };
 
 // Parallel layout and batch. Fully sharded data parallelism (FSDP2, Megatron-FSDP) is `dp` with
@@ -83,6 +105,9 @@ struct Parallelism {
   int64_t global_batch = 1;
   int64_t layers_per_virtual_stage = 0;  // --num-layers-per-virtual-pipeline-stage, 0 if absent
   int world = 1;
+  // One entry per pipeline rank when the recipe places the layers itself; empty: layers/PP on
+  // each rank, the embedding on the first, the output layer, loss and MTP depths on the last.
+  std::vector<PipelineRankLoad> rank_loads;
 
   int64_t MicroBatches() const { return global_batch / (micro_batch * dp); }
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "perf_model.h"
 
@@ -100,24 +101,30 @@ double LayerBytes(const TrainingSetup& s, bool moe, bool keep_scores) {
   return AttentionBytes(s, d, keep_scores) + mlp;
 }
 
-// Activation bytes of one micro-batch over the layers of one stage, after recomputation.
-double StageMicroBatchBytes(const TrainingSetup& s, double* one_group_bytes) {
+// Activation bytes of one micro-batch over the layers of pipeline rank `stage`, after
+// recomputation. An MTP depth keeps what a layer of the last layer's kind keeps, plus its
+// concatenated 2h-wide projection input.
+double StageMicroBatchBytes(const TrainingSetup& s, int stage, double* one_group_bytes) {
   const Parallelism& p = s.par;
   Dims d = MakeDims(s);
-  double layers = static_cast<double>(s.model.layers) / p.pp;
-  double moe_share = s.model.layers > 0 ? static_cast<double>(s.model.MoeLayers()) / s.model.layers : 0;
+  RankShare share = ShareOfRank(s, stage);
+  double layers = share.Layers();
+  bool mtp_moe = s.model.IsMoeLayer(s.model.layers - 1);
+  double moe = share.moe_layers + (mtp_moe ? share.mtp_layers : 0.0);
+  double moe_share = layers > 0 ? moe / layers : 0;
   bool keep_scores = s.feat.recompute != Recompute::kSelective;
   double full = (1 - moe_share) * LayerBytes(s, false, keep_scores) + moe_share * LayerBytes(s, true, keep_scores);
   double input = 2 * d.sb * d.h / d.sp;  // a checkpointed layer keeps only its input
+  double mtp_inputs = share.mtp_layers * 2 * d.sb * 2 * d.h / d.sp;
   *one_group_bytes = full;
-  if (s.feat.recompute != Recompute::kFull) return layers * full;
+  if (s.feat.recompute != Recompute::kFull) return layers * full + mtp_inputs;
   double r = std::max(1, s.feat.recompute_layers);
   if (s.feat.recompute_method == RecomputeMethod::kUniform) {
     *one_group_bytes = r * full;  // one group is rebuilt at a time during backward
-    return std::ceil(layers / r) * input;
+    return std::ceil(layers / r) * input + mtp_inputs;
   }
   double recomputed = std::min(layers, r * p.vpp);
-  return recomputed * input + (layers - recomputed) * full;
+  return recomputed * input + (layers - recomputed) * full + mtp_inputs;
 }
 
 double InFlightMicroBatches(const TrainingSetup& s, int stage) {
@@ -168,25 +175,24 @@ double LayerActivationBytes(const TrainingSetup& setup, bool moe) { return Layer
 StageMemory EstimateStageMemory(const TrainingSetup& s, const ClusterSpec& cluster, int stage) {
   const Parallelism& p = s.par;
   const ModelShape& m = s.model;
-  ParamCounts pc = CountParams(s);
+  RankParams params = CountRankParams(s, stage);
+  RankShare share = ShareOfRank(s, stage);
   StageMemory out;
   out.stage = stage;
-  bool first = stage == 0, last = stage == p.pp - 1;
-  double dense = first ? pc.first_stage_per_gpu : last ? pc.last_stage_per_gpu
-                                                      : pc.first_stage_per_gpu - static_cast<double>(m.vocab) * m.hidden / p.tp;
-  out.params = dense + pc.expert_per_gpu;
+  double dense = params.dense;
+  out.params = dense + params.expert;
   double dp_dense = static_cast<double>(p.dp) * p.cp;
   double dp_expert = std::max(1.0, static_cast<double>(p.world) / (p.etp * p.ep * p.pp));
-  out.weight_optimizer_b = dense * BytesPerParam(s, dp_dense) + pc.expert_per_gpu * BytesPerParam(s, dp_expert);
+  out.weight_optimizer_b = dense * BytesPerParam(s, dp_dense) + params.expert * BytesPerParam(s, dp_expert);
 
   double group = 0;
-  double per_mb = StageMicroBatchBytes(s, &group);
+  double per_mb = StageMicroBatchBytes(s, stage, &group);
   Dims d = MakeDims(s);
-  if (first) per_mb += 2 * d.sb * d.h / d.sp + d.sb * d.h / d.sp;  // embedding output + mask
+  if (share.embedding) per_mb += 2 * d.sb * d.h / d.sp + d.sb * d.h / d.sp;  // embedding output + mask
   out.activation_b = per_mb * InFlightMicroBatches(s, stage);
   if (s.feat.cuda_graphs) out.activation_b *= 1.1;  // static input/output buffers of graphs
 
-  double logits = last ? 4.0 * d.sb * static_cast<double>(m.vocab) / d.t : 0.0;
+  double logits = share.loss ? 4.0 * d.sb * static_cast<double>(m.vocab) / d.t : 0.0;
   double tp_buffers = s.feat.tp_comm_overlap ? 6.0 * d.sb * d.h * 2 : 0.0;
   out.transient_b = group + 2 * logits + kWorkspaceB + tp_buffers + DispatchBuffers(s, d);
   double fc1 = 2.0 * d.sb * d.f * (m.swiglu ? 2.0 : 1.0) / d.t;
@@ -203,7 +209,10 @@ StageMemory EstimateStageMemory(const TrainingSetup& s, const ClusterSpec& clust
 MemoryEstimate EstimateMemory(const TrainingSetup& setup, const ClusterSpec& cluster) {
   MemoryEstimate est;
   est.capacity_b = cluster.gpu.memory_gib * kGiB;
-  int stages[2] = {0, setup.par.pp - 1};
+  // The first rank holds the most micro-batches in flight, the last the output layer; a recipe
+  // that places its own layers may load any rank most.
+  std::vector<int> stages = {0, setup.par.pp - 1};
+  for (int rank = 1; rank + 1 < setup.par.pp && !setup.par.rank_loads.empty(); ++rank) stages.push_back(rank);
   for (int stage : stages) {
     StageMemory m = EstimateStageMemory(setup, cluster, stage);
     if (m.max_reserved_b + m.non_pytorch_b > est.worst.max_reserved_b + est.worst.non_pytorch_b) {

@@ -211,16 +211,28 @@ void AddLayers(const Ctx& x, bool moe, double layers, double stage_layers, Micro
   }
 }
 
-void AddLogits(const Ctx& x, MicroBatchCost* mb) {
+// The output layer and loss, `heads` times: the main head and one more per MTP depth.
+void AddLogits(const Ctx& x, double heads, MicroBatchCost* mb) {
   const ModelShape& m = x.s.model;
   double v = static_cast<double>(m.vocab) / x.tp;
   // Megatron's output layer is a plain ColumnParallelLinear, not a Transformer Engine module:
   // BF16 whatever the recipe.
   Ctx bf16 = x;
   bf16.prec = GemmPrecision::kBf16;
-  mb->gemm += 3 * GemmTime(bf16, x.tokens, v, static_cast<double>(m.hidden));
+  mb->gemm += heads * 3 * GemmTime(bf16, x.tokens, v, static_cast<double>(m.hidden));
   double passes = x.s.feat.cross_entropy_fusion ? 2.0 : 6.0;  // fp32 logits read/written
-  mb->elementwise += x.tokens * v * 4.0 * passes / x.hbm;
+  mb->elementwise += heads * x.tokens * v * 4.0 * passes / x.hbm;
+}
+
+// What an MTP depth adds to its transformer layer: the 2h→h projection of the concatenated hidden
+// state and next-token embedding, and the embedding lookup, the two RMSNorms and the
+// concatenation (about six BF16 passes over the tokens' hidden states), forward and backward.
+void AddMtpExtras(const Ctx& x, double depths, MicroBatchCost* mb) {
+  if (depths <= 0) return;
+  double h = static_cast<double>(x.s.model.hidden);
+  double sp = x.s.feat.sequence_parallel ? x.tp : 1.0;
+  mb->gemm += depths * 3 * GemmTime(x, x.tokens, h / x.tp, 2 * h);
+  mb->elementwise += depths * 3 * 6 * x.tokens / sp * h * kBytesBf16 / x.hbm;
 }
 
 double ParamBytes(double params, bool bf16_grads) { return params * (bf16_grads ? 2.0 : 4.0); }
@@ -299,34 +311,117 @@ double MlaParams(const ModelShape& m) {
 
 }  // namespace
 
-ParamCounts CountParams(const TrainingSetup& setup) {
-  const ModelShape& m = setup.model;
-  const Parallelism& p = setup.par;
+namespace {
+
+// One layer's parameters by part, unsharded.
+struct LayerParts {
+  double attn = 0, dense_mlp = 0, experts = 0, shared = 0, router = 0, norms = 0;
+  double Dense() const { return attn + dense_mlp + norms; }
+  double Moe() const { return attn + experts + shared + router + norms; }
+};
+
+LayerParts PartsOf(const ModelShape& m) {
   double h = static_cast<double>(m.hidden);
   double nd = static_cast<double>(m.heads * m.kv_channels);
   double gd = static_cast<double>(m.query_groups * m.kv_channels);
   double e = MlpFactor(m);
-  double attn = h * (nd + 2 * gd) + nd * h;
-  if (m.mla) attn = MlaParams(m);
-  double dense_mlp = h * static_cast<double>(m.ffn_hidden) * e;
-  double experts = static_cast<double>(m.experts) * h * static_cast<double>(m.moe_ffn_hidden) * e;
-  double shared = h * static_cast<double>(m.shared_expert_hidden) * e;
-  double router = h * static_cast<double>(m.experts);
+  LayerParts l;
+  l.attn = m.mla ? MlaParams(m) : h * (nd + 2 * gd) + nd * h;
+  l.dense_mlp = h * static_cast<double>(m.ffn_hidden) * e;
+  l.experts = static_cast<double>(m.experts) * h * static_cast<double>(m.moe_ffn_hidden) * e;
+  l.shared = h * static_cast<double>(m.shared_expert_hidden) * e;
+  l.router = h * static_cast<double>(m.experts);
+  l.norms = 2 * h;
+  return l;
+}
+
+// An MTP depth's own parameters beside its layer: the 2h→h projection and three RMSNorms.
+double MtpExtraParams(const ModelShape& m) {
+  double h = static_cast<double>(m.hidden);
+  return 2 * h * h + 3 * h;
+}
+
+}  // namespace
+
+RankShare ShareOfRank(const TrainingSetup& setup, int rank) {
+  const Parallelism& p = setup.par;
+  const ModelShape& m = setup.model;
+  RankShare out;
+  if (!p.rank_loads.empty() && rank >= 0 && rank < static_cast<int>(p.rank_loads.size())) {
+    const PipelineRankLoad& l = p.rank_loads[static_cast<size_t>(rank)];
+    out.dense_layers = static_cast<double>(l.layers - l.moe_layers);
+    out.moe_layers = static_cast<double>(l.moe_layers);
+    out.mtp_layers = static_cast<double>(l.mtp_layers);
+    out.embedding = l.embedding;
+    out.loss = l.loss;
+    return out;
+  }
+  double pp = std::max(1, p.pp);
+  out.dense_layers = static_cast<double>(m.DenseLayers()) / pp;
+  out.moe_layers = static_cast<double>(m.MoeLayers()) / pp;
+  // An even split gives rank r the chunks r, r + PP, ... of layers/(PP·VPP) consecutive layers,
+  // so leading dense layers (DeepSeek's) all sit on the first rank.
+  int64_t chunks = int64_t{std::max(1, p.pp)} * std::max(1, p.vpp);
+  if (m.layers > 0 && m.layers % chunks == 0 && m.experts > 0) {
+    int64_t size = m.layers / chunks, moe = 0, layers = 0;
+    for (int64_t chunk = rank; chunk < chunks; chunk += std::max(1, p.pp)) {
+      for (int64_t i = chunk * size; i < (chunk + 1) * size; ++i, ++layers) moe += m.IsMoeLayer(i) ? 1 : 0;
+    }
+    out.moe_layers = static_cast<double>(moe);
+    out.dense_layers = static_cast<double>(layers - moe);
+  }
+  out.embedding = rank == 0;
+  out.loss = rank == p.pp - 1;
+  out.mtp_layers = out.loss ? static_cast<double>(m.mtp_layers) : 0.0;
+  return out;
+}
+
+RankParams CountRankParams(const TrainingSetup& setup, int rank) {
+  const ModelShape& m = setup.model;
+  const Parallelism& p = setup.par;
+  LayerParts l = PartsOf(m);
+  RankShare r = ShareOfRank(setup, rank);
+  double tp = p.tp;
+  bool mtp_moe = m.IsMoeLayer(m.layers - 1);
+  double dense_kind = r.dense_layers + (mtp_moe ? 0.0 : r.mtp_layers);
+  double moe_kind = r.moe_layers + (mtp_moe ? r.mtp_layers : 0.0);
+  RankParams out;
+  out.dense = (dense_kind * (l.attn + l.dense_mlp) + moe_kind * (l.attn + l.shared)) / tp +
+              (dense_kind + moe_kind) * l.norms + moe_kind * l.router +
+              r.mtp_layers * MtpExtraParams(m) / tp;
+  double vocab_shard = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / tp;
+  if (r.embedding) out.dense += vocab_shard;
+  // The output layer: its own weights when untied, or the embedding's copy on a later stage.
+  if (r.loss && (m.untied_embeddings || !r.embedding)) out.dense += vocab_shard;
+  // MTP depths look up the next tokens' embeddings: a rank without the input embedding keeps a
+  // table, shared with the output layer's copy only when the embeddings are tied.
+  if (r.mtp_layers > 0 && !r.embedding && !(r.loss && !m.untied_embeddings)) out.dense += vocab_shard;
+  out.expert = moe_kind * l.experts / (static_cast<double>(p.ep) * p.etp);
+  return out;
+}
+
+ParamCounts CountParams(const TrainingSetup& setup) {
+  const ModelShape& m = setup.model;
+  const Parallelism& p = setup.par;
+  LayerParts l = PartsOf(m);
+  double h = static_cast<double>(m.hidden);
   double embed = static_cast<double>(m.vocab) * h + (m.learned_positions ? m.seq_length * h : 0.0);
   double output = m.untied_embeddings ? static_cast<double>(m.vocab) * h : 0.0;
   double dl = static_cast<double>(m.DenseLayers()), ml = static_cast<double>(m.MoeLayers());
+  double mtp = static_cast<double>(m.mtp_layers);
+  double mtp_layer = m.IsMoeLayer(m.layers - 1) ? l.Moe() : l.Dense();
   ParamCounts pc;
-  pc.total = dl * (attn + dense_mlp + 2 * h) + ml * (attn + experts + shared + router + 2 * h) +
-             embed + output;
-  double tp = p.tp, pp = p.pp;
-  double layer_dense = (dl * (attn + dense_mlp) + ml * (attn + shared)) / tp / pp +
-                       (dl + ml) * (2 * h) / pp + ml * router / pp;
-  double vocab_shard = static_cast<double>(m.vocab) * h / tp;
-  pc.first_stage_per_gpu = layer_dense + vocab_shard;
-  pc.last_stage_per_gpu = layer_dense + (p.pp > 1 || m.untied_embeddings ? vocab_shard : 0.0);
-  if (p.pp == 1) pc.first_stage_per_gpu = layer_dense + vocab_shard + (m.untied_embeddings ? vocab_shard : 0.0);
-  pc.dense_per_gpu = std::max(pc.first_stage_per_gpu, pc.last_stage_per_gpu);
-  pc.expert_per_gpu = ml * experts / pp / (static_cast<double>(p.ep) * p.etp);
+  pc.total = dl * l.Dense() + ml * l.Moe() + embed + output + mtp * (mtp_layer + MtpExtraParams(m));
+  RankParams first = CountRankParams(setup, 0), last = CountRankParams(setup, p.pp - 1);
+  pc.first_stage_per_gpu = first.dense;
+  pc.last_stage_per_gpu = last.dense;
+  pc.dense_per_gpu = std::max(first.dense, last.dense);
+  pc.expert_per_gpu = std::max(first.expert, last.expert);
+  for (int rank = 1; rank + 1 < p.pp && !p.rank_loads.empty(); ++rank) {
+    RankParams mid = CountRankParams(setup, rank);
+    pc.dense_per_gpu = std::max(pc.dense_per_gpu, mid.dense);
+    pc.expert_per_gpu = std::max(pc.expert_per_gpu, mid.expert);
+  }
   return pc;
 }
 
@@ -337,19 +432,26 @@ double MegatronModelFlops(const ModelShape& m, int64_t global_batch, bool causal
   double e = MlpFactor(m);
   double nd = static_cast<double>(m.heads * m.kv_channels);
   double gd = static_cast<double>(m.query_groups * m.kv_channels);
+  // MTP depths count as layers of the last layer's kind, with their projection and one more
+  // output-layer pass each (reference §3.4).
+  double mtp = static_cast<double>(m.mtp_layers);
+  bool mtp_moe = m.IsMoeLayer(m.layers - 1);
+  double dense_layers = static_cast<double>(m.DenseLayers()) + (mtp_moe ? 0.0 : mtp);
+  double moe_layers = static_cast<double>(m.MoeLayers()) + (mtp_moe ? mtp : 0.0);
+  double att_layers = static_cast<double>(m.layers) + mtp;
   double mlp = 6 * h *
-               (static_cast<double>(m.ffn_hidden) * e * m.DenseLayers() +
+               (static_cast<double>(m.ffn_hidden) * e * dense_layers +
                 (static_cast<double>(m.moe_ffn_hidden) * m.topk * e +
-                 static_cast<double>(m.shared_expert_hidden) * e) * m.MoeLayers());
-  double proj = 6 * (h * (nd + 2 * gd) + nd * h) * static_cast<double>(m.layers);
-  double logits = 6 * h * static_cast<double>(m.vocab);
-  double core = (causal_half ? 6.0 : 12.0) * nd * static_cast<double>(m.layers);
+                 static_cast<double>(m.shared_expert_hidden) * e) * moe_layers);
+  double proj = 6 * (h * (nd + 2 * gd) + nd * h) * att_layers + 6 * mtp * (3 * h + 2 * h * h);
+  double logits = 6 * h * static_cast<double>(m.vocab) * (mtp + 1);
+  double core = (causal_half ? 6.0 : 12.0) * nd * att_layers;
   if (m.mla) {
     // Megatron's MLA branch: the projections' parameters, and QKᵀ/AV over 192- and 128-wide heads.
-    proj = 6 * MlaParams(m) * static_cast<double>(m.layers);
+    proj = 6 * MlaParams(m) * att_layers + 6 * mtp * (3 * h + 2 * h * h);
     double pair = static_cast<double>(m.heads) *
                   static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim + m.v_head_dim);
-    core = (causal_half ? 3.0 : 6.0) * pair * static_cast<double>(m.layers);
+    core = (causal_half ? 3.0 : 6.0) * pair * att_layers;
   }
   // Windowed layers count the keys their queries attend to (Megatron-Bridge's convention: the
   // window, capped at the sequence).
@@ -358,10 +460,9 @@ double MegatronModelFlops(const ModelShape& m, int64_t global_batch, bool causal
     double span = std::min(static_cast<double>(m.seq_length), static_cast<double>(m.attention_window + 1));
     // `core` counts s² pairs per sequence (halved by causal_half); a window's w keys per query
     // are already causal, so under the halving convention they count twice to match.
-    double per_layer = core / static_cast<double>(m.layers);
+    double per_layer = core / att_layers;
     double window_pairs = T * span * (causal_half ? 2.0 : 1.0);
-    return T * (mlp + proj + logits) +
-           per_layer * ((static_cast<double>(m.layers) - windowed) * S2 + windowed * window_pairs);
+    return T * (mlp + proj + logits) + per_layer * ((att_layers - windowed) * S2 + windowed * window_pairs);
   }
   return T * (mlp + proj + logits) + S2 * core;
 }
@@ -379,29 +480,50 @@ StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluste
   Ctx x_bf16 = x;  // layers a low-precision recipe keeps in BF16 (--first-last-layers-bf16)
   x_bf16.prec = GemmPrecision::kBf16;
   const Parallelism& p = setup.par;
-  double stage_layers = static_cast<double>(setup.model.layers) / p.pp;
-  double moe_layers = static_cast<double>(setup.model.MoeLayers()) / p.pp;
   double bf16_share = 0;
   if (x.prec != GemmPrecision::kBf16 && setup.model.layers > 0) {
     bf16_share = std::min(1.0, static_cast<double>(setup.feat.bf16_layers_at_start +
                                                    setup.feat.bf16_layers_at_end) /
                                    static_cast<double>(setup.model.layers));
   }
-  MicroBatchCost mb;
-  double dense_layers = stage_layers - moe_layers;
-  AddLayers(x, false, dense_layers * (1 - bf16_share), stage_layers, &mb);
-  AddLayers(x_bf16, false, dense_layers * bf16_share, stage_layers, &mb);
-  AddLayers(x, true, moe_layers * (1 - bf16_share), stage_layers, &mb);
-  AddLayers(x_bf16, true, moe_layers * bf16_share, stage_layers, &mb);
-  AddLogits(x, &mb);
-  double host = stage_layers * factors.host_us_per_layer * 1e-6 *
-                (setup.feat.cuda_graphs ? kGraphHostShare : setup.feat.compiled ? kCompiledHostShare : 1.0);
-  double gpu = mb.Gpu();
-  // Grouped GEMM needs the tokens per expert on the host: each MoE layer's forward (and its
-  // recomputation) waits for that copy, and the GPU idles while the host launches what follows.
-  double forwards = 1.0 + RecomputedShare(setup, stage_layers);
-  double sync = setup.feat.moe_pad_to_capacity ? 0.0 : moe_layers * forwards * factors.moe_sync_us * 1e-6;
-  double t_mb = std::max(gpu, host) + sync;
+  bool mtp_moe = setup.model.IsMoeLayer(setup.model.layers - 1);
+  // One micro-batch's forward and backward on pipeline rank `rank`, and what gates it on the host.
+  struct RankTime {
+    MicroBatchCost mb;
+    double gpu = 0, host = 0, sync = 0, t_mb = 0;
+  };
+  auto rank_time = [&](int rank) {
+    RankShare share = ShareOfRank(setup, rank);
+    double stage_layers = share.Layers();
+    RankTime rt;
+    MicroBatchCost& mb = rt.mb;
+    AddLayers(x, false, share.dense_layers * (1 - bf16_share), stage_layers, &mb);
+    AddLayers(x_bf16, false, share.dense_layers * bf16_share, stage_layers, &mb);
+    AddLayers(x, true, share.moe_layers * (1 - bf16_share), stage_layers, &mb);
+    AddLayers(x_bf16, true, share.moe_layers * bf16_share, stage_layers, &mb);
+    AddLayers(x, mtp_moe, share.mtp_layers, stage_layers, &mb);
+    AddMtpExtras(x, share.mtp_layers, &mb);
+    if (share.loss) AddLogits(x, 1.0 + static_cast<double>(setup.model.mtp_layers), &mb);
+    rt.host = stage_layers * factors.host_us_per_layer * 1e-6 *
+              (setup.feat.cuda_graphs ? kGraphHostShare : setup.feat.compiled ? kCompiledHostShare : 1.0);
+    rt.gpu = mb.Gpu();
+    // Grouped GEMM needs the tokens per expert on the host: each MoE layer's forward (and its
+    // recomputation) waits for that copy, and the GPU idles while the host launches what follows.
+    double forwards = 1.0 + RecomputedShare(setup, stage_layers);
+    double moe_layers = share.moe_layers + (mtp_moe ? share.mtp_layers : 0.0);
+    rt.sync = setup.feat.moe_pad_to_capacity ? 0.0 : moe_layers * forwards * factors.moe_sync_us * 1e-6;
+    rt.t_mb = std::max(rt.gpu, rt.host) + rt.sync;
+    return rt;
+  };
+  // The busiest rank sets the pace. With an even split the last one is (the loss and MTP depths
+  // sit there); a recipe that places its layers is checked rank by rank.
+  RankTime busiest = rank_time(p.pp - 1);
+  for (int rank = 0; rank + 1 < p.pp && !p.rank_loads.empty(); ++rank) {
+    RankTime rt = rank_time(rank);
+    if (rt.t_mb > busiest.t_mb) busiest = rt;
+  }
+  const MicroBatchCost& mb = busiest.mb;
+  double gpu = busiest.gpu, host = busiest.host, sync = busiest.sync, t_mb = busiest.t_mb;
   double m = static_cast<double>(p.MicroBatches());
   double vpp = p.vpp;
 

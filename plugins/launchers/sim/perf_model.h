@@ -44,15 +44,31 @@ struct ModelFactors {
 // capped by --moe-expert-capacity-factor when tokens are dropped. 1 for dense models.
 double MoeBusiestLoad(const TrainingSetup& setup, const ModelFactors& factors = {});
 
+// What one pipeline rank runs: its decoder layers by kind, its MTP depths, and whether it holds
+// the embedding and the output layer with the loss. From the plan's rank_loads when the recipe
+// places the layers, else layers/PP each with the embedding first and the loss and MTP last.
+struct RankShare {
+  double dense_layers = 0, moe_layers = 0, mtp_layers = 0;
+  bool embedding = false, loss = false;
+  double Layers() const { return dense_layers + moe_layers + mtp_layers; }
+};
+RankShare ShareOfRank(const TrainingSetup& setup, int rank);
+
 // Parameters, in elements.
 struct ParamCounts {
   double total = 0;              // the whole model
-  double dense_per_gpu = 0;      // non-expert parameters on the busiest GPU (first or last stage)
-  double expert_per_gpu = 0;     // expert parameters on one GPU
+  double dense_per_gpu = 0;      // non-expert parameters on the busiest GPU (any stage)
+  double expert_per_gpu = 0;     // expert parameters on the busiest GPU
   double first_stage_per_gpu = 0;
   double last_stage_per_gpu = 0;
 };
 ParamCounts CountParams(const TrainingSetup& setup);
+
+// Non-expert and expert parameters on one GPU of pipeline rank `rank`.
+struct RankParams {
+  double dense = 0, expert = 0;
+};
+RankParams CountRankParams(const TrainingSetup& setup, int rank);
 
 // Megatron's model FLOPs for one iteration of `global_batch` sequences (reference §3.4: no
 // recompute, causal attention counted half). With `causal_half` false, core attention counts in

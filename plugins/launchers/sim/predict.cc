@@ -134,6 +134,7 @@ Status AddShape(const CalibrationRow& row, Recipe* r, std::vector<std::string>* 
   Add(r, "--hidden-size", hidden);
   Add(r, "--num-attention-heads", heads);
   Add(r, "--seq-length", seq);
+  if (IntCell(row, "mtp_layers", 0) > 0) Add(r, "--mtp-num-layers", IntCell(row, "mtp_layers", 0));
   int64_t ffn = IntCell(row, "ffn_hidden", 0);
   bool moe = IntCell(row, "moe_experts", 0) > 0;
   if (ffn <= 0 && !moe) notes->push_back("ffn_hidden=4h");
@@ -184,9 +185,21 @@ Status AddParallelism(const CalibrationRow& row, Recipe* r, std::vector<std::str
   if (Cell(row, "gbs").empty()) return Status::InvalidArgument("not modelled: gbs not stated");
   Add(r, "--global-batch-size", IntCell(row, "gbs", 1));
   int64_t layers = IntCell(row, "layers", 0);
-  if (pp > 1 && layers % pp != 0) {
+  // A stated pipeline layout places the layers (and says how many virtual stages there are).
+  if (!Cell(row, "pp_layout").empty()) {
+    Add(r, "--pipeline-model-parallel-layout", Cell(row, "pp_layout"));
+  } else if (pp > 1 && layers % pp != 0) {
+    // The balanced uneven split a tuned run would use: ⌈layers/PP⌉ on each middle stage, the rest
+    // shared by the first and last (the last, which also computes the loss, takes the smaller half).
     notes->push_back("uneven pipeline split");
-    Add(r, "--decoder-first-pipeline-num-layers", layers - (pp - 1) * (layers / pp));
+    int64_t middle = (layers + pp - 1) / pp;
+    int64_t rest = layers - (pp - 2) * middle;
+    if (pp == 2 || rest < 0) {
+      Add(r, "--decoder-first-pipeline-num-layers", layers - (pp - 1) * (layers / pp));
+    } else {
+      Add(r, "--decoder-first-pipeline-num-layers", rest - rest / 2);
+      Add(r, "--decoder-last-pipeline-num-layers", rest / 2);
+    }
   }
   return Status::Ok();
 }
@@ -322,7 +335,7 @@ Result<Candidate> BestCandidate(const CalibrationRow& row, const Recipe& base, c
       for (const auto& rc : RecomputeChoices(row)) {
         Recipe r = base;
         Add(&r, "--micro-batch-size", mbs);
-        if (vpp > 1) Add(&r, "--num-virtual-stages-per-pipeline-rank", vpp);
+        if (vpp > 1 && Cell(row, "pp_layout").empty()) Add(&r, "--num-virtual-stages-per-pipeline-rank", vpp);
         AddRecompute(&r, rc, RecomputeModules(row));
         ATTUNE_ASSIGN_OR_RETURN(TrainingSetup setup,
                                 megatron::MegatronSimulationPlan(r, ToClusterInfo(cluster), world));

@@ -20,6 +20,7 @@ using sim::Dispatcher;
 using sim::Features;
 using sim::Fp8Recipe;
 using sim::ModelShape;
+using sim::PipelineRankLoad;
 using sim::Parallelism;
 using sim::Recompute;
 using sim::RecomputeMethod;
@@ -95,6 +96,7 @@ void ReadModel(FlagReader& r, SimSetup* s) {
   bool pattern = !freq.empty() && (freq[0] == '(' || freq[0] == '[');
   m.moe_layer_freq = pattern ? 1 : std::max<int64_t>(1, r.Int("--moe-layer-freq", 1));
   m.moe_aux_loss_coeff = r.Double("--moe-aux-loss-coeff", 0.0);
+  m.mtp_layers = std::max<int64_t>(0, r.Int("--mtp-num-layers", 0));
 }
 
 void ReadParallelism(FlagReader& r, SimSetup* s, int world) {
@@ -116,6 +118,121 @@ void ReadParallelism(FlagReader& r, SimSetup* s, int world) {
     p.vpp = static_cast<int>(s->model.layers / p.pp / per_vp);
   }
   p.vpp = std::max(1, p.vpp);
+}
+
+// Megatron's --pipeline-model-parallel-layout (pipeline_parallel_layer_layout.py): commas are
+// cosmetic, "(group)*n" and then "x*n" unroll, '|' ends a virtual stage, and E, t, m, L name the
+// embedding, a decoder layer, an MTP depth and the loss. Virtual stage i runs on pipeline rank
+// i % PP. Returns the stages, or nothing when the text is not a layout.
+}  // namespace
+
+std::optional<std::vector<std::string>> UnrollPipelineLayout(std::string text) {
+  text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == ',' || c == ' '; }),
+             text.end());
+  auto unroll = [](const std::string& in, bool groups) -> std::optional<std::string> {
+    std::string out;
+    for (size_t i = 0; i < in.size();) {
+      size_t end = i + 1;
+      std::string unit(1, in[i]);
+      if (groups && in[i] == '(') {
+        size_t close = in.find(')', i);
+        if (close == std::string::npos) return std::nullopt;
+        unit = in.substr(i + 1, close - i - 1);
+        end = close + 1;
+      }
+      if (end < in.size() && in[end] == '*' && (groups ? in[i] == '(' : true)) {
+        size_t digits = end + 1;
+        while (digits < in.size() && std::isdigit(static_cast<unsigned char>(in[digits]))) ++digits;
+        if (digits == end + 1) return std::nullopt;
+        int64_t n = std::atoll(in.substr(end + 1, digits - end - 1).c_str());
+        if (n < 0 || n > 100000) return std::nullopt;
+        for (int64_t k = 0; k < n; ++k) out += unit;
+        i = digits;
+      } else {
+        out += groups && in[i] == '(' ? "(" + unit + ")" : unit;
+        i = end;
+      }
+    }
+    return out;
+  };
+  auto grouped = unroll(text, true);
+  if (!grouped) return std::nullopt;
+  auto flat = unroll(*grouped, false);
+  if (!flat) return std::nullopt;
+  std::vector<std::string> stages(1);
+  for (char c : *flat) {
+    if (c == '|') {
+      stages.emplace_back();
+    } else if (c == 'E' || c == 't' || c == 'm' || c == 'L') {
+      stages.back() += c;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return stages;
+}
+
+namespace {
+
+// Where each pipeline rank's layers are when the recipe places them: a layout, or an uneven
+// split (--decoder-first/last-pipeline-num-layers, the rest spread over the middle ranks). A
+// layout Megatron would refuse (stages not a multiple of PP, decoder layers not --num-layers)
+// is left to the argument checks; the plan then keeps the even split.
+void ReadPipelinePlacement(FlagReader& r, SimSetup* s) {
+  Parallelism& p = s->par;
+  const ModelShape& m = s->model;
+  if (p.pp <= 1 || m.layers <= 0) return;
+  std::vector<PipelineRankLoad> loads(static_cast<size_t>(p.pp));
+  std::string layout = r.Str("--pipeline-model-parallel-layout", "");
+  if (!layout.empty()) {
+    auto stages = UnrollPipelineLayout(layout);
+    if (!stages || stages->size() % static_cast<size_t>(p.pp) != 0) return;
+    int64_t layer = 0;
+    for (size_t i = 0; i < stages->size(); ++i) {
+      PipelineRankLoad& load = loads[i % static_cast<size_t>(p.pp)];
+      for (char c : (*stages)[i]) {
+        if (c == 't') {
+          load.moe_layers += m.IsMoeLayer(layer) ? 1 : 0;
+          ++load.layers;
+          ++layer;
+        }
+        load.mtp_layers += c == 'm' ? 1 : 0;
+        load.embedding = load.embedding || c == 'E';
+        load.loss = load.loss || c == 'L';
+      }
+    }
+    if (layer != m.layers) return;
+    p.vpp = static_cast<int>(stages->size() / static_cast<size_t>(p.pp));
+    p.rank_loads = std::move(loads);
+    return;
+  }
+  int64_t first = r.Int("--decoder-first-pipeline-num-layers", -1);
+  int64_t last = r.Int("--decoder-last-pipeline-num-layers", -1);
+  if (first < 0 && last < 0) {
+    // --account-for-embedding/loss-in-pipeline-split count the embedding and the loss as one
+    // layer each when splitting evenly: the first and last ranks run one decoder layer fewer.
+    int64_t embedding = r.Switch("--account-for-embedding-in-pipeline-split") ? 1 : 0;
+    int64_t loss = r.Switch("--account-for-loss-in-pipeline-split") ? 1 : 0;
+    int64_t units = m.layers + embedding + loss;
+    if (embedding + loss == 0 || units % p.pp != 0) return;
+    first = units / p.pp - embedding;
+    last = units / p.pp - loss;
+  }
+  int64_t middle_ranks = p.pp - (first >= 0 ? 1 : 0) - (last >= 0 ? 1 : 0);
+  int64_t rest = m.layers - std::max<int64_t>(0, first) - std::max<int64_t>(0, last);
+  if (rest < 0 || (middle_ranks == 0 && rest != 0) || (middle_ranks > 0 && rest % middle_ranks != 0)) return;
+  int64_t layer = 0;
+  for (int rank = 0; rank < p.pp; ++rank) {
+    PipelineRankLoad& load = loads[static_cast<size_t>(rank)];
+    load.layers = rank == 0 && first >= 0 ? first
+                  : rank == p.pp - 1 && last >= 0 ? last
+                                                  : rest / std::max<int64_t>(1, middle_ranks);
+    for (int64_t k = 0; k < load.layers; ++k) load.moe_layers += m.IsMoeLayer(layer++) ? 1 : 0;
+  }
+  loads.front().embedding = true;
+  loads.back().loss = true;
+  loads.back().mtp_layers = m.mtp_layers;
+  p.rank_loads = std::move(loads);
 }
 
 Recompute ReadRecompute(FlagReader& r) {
@@ -361,6 +478,7 @@ Result<SimSetup> ReadSimSetup(const Recipe& recipe, int world) {
   ReadParallelism(reader, &s, world);
   ReadFeatures(reader, &s);
   ReadPrecisionAndMoe(reader, &s);
+  ReadPipelinePlacement(reader, &s);
   ReadRun(reader, &s);
   int64_t padded = reader.Int("--padded-vocab-size", 0);
   s.model.vocab = padded > 0 ? padded
@@ -383,7 +501,8 @@ bool IsThroughputOrLoggingFlag(const std::string& flag) {
       "--moe-shared-expert-overlap", "--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl",
       "--exit-interval", "--exit-duration-in-mins", "--distributed-timeout-minutes",
       "--num-workers", "--use-tp-pp-dp-mapping", "--decoder-first-pipeline-num-layers",
-      "--decoder-last-pipeline-num-layers", "--empty-unused-memory-level",
+      "--decoder-last-pipeline-num-layers", "--pipeline-model-parallel-layout",
+      "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--empty-unused-memory-level",
       "--defer-embedding-wgrad-compute", "--fp8-param-gather", "--num-distributed-optimizer-instances",
       "--no-gradient-accumulation-fusion", "--train-sync-interval", "--no-align-param-gather",
       "--no-align-grad-reduce", "--use-nccl-ub", "--use-sharp", "--high-priority-stream-groups",

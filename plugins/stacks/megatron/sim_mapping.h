@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ Result<sim::ParallelPlan> MegatronSimulationPlan(const Recipe& recipe, const Clu
 
 // Padded vocabulary, as Megatron computes it: ceil(V / (divisible_by·TP))·(divisible_by·TP).
 int64_t PaddedVocab(int64_t vocab, int64_t divisible_by, int tp);
+
+// Megatron's --pipeline-model-parallel-layout unrolled into its virtual stages, each a string of
+// E (embedding), t (decoder layer), m (MTP depth) and L (loss); nothing when the text is not a
+// layout Megatron parses.
+std::optional<std::vector<std::string>> UnrollPipelineLayout(std::string text);
 
 // True for flags that change speed, memory or logging only (reference §1); they do not enter the
 // objective key.

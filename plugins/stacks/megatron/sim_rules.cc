@@ -72,8 +72,19 @@ std::optional<ArgumentError> SeqLength(const SimSetup& s, const ClusterInfo&) {
 
 std::optional<ArgumentError> PipelineLayers(const SimSetup& s, const ClusterInfo&) {
   const Parallelism& p = s.par;
-  bool uneven = s.Has("--decoder-first-pipeline-num-layers") || s.Has("--decoder-last-pipeline-num-layers");
-  if (p.pp > 1 && !uneven && s.model.layers % p.pp != 0) {
+  bool layout = s.Has("--pipeline-model-parallel-layout");
+  bool uneven = s.Has("--decoder-first-pipeline-num-layers") || s.Has("--decoder-last-pipeline-num-layers") || layout;
+  // The mapping places a layout's stages only when Megatron would accept it: a multiple of PP
+  // stages holding exactly --num-layers decoder layers.
+  if (layout && p.pp > 1 && p.rank_loads.empty()) {
+    return Assert("the pipeline layout '" + s.flags.at("--pipeline-model-parallel-layout") +
+                      "' must have a multiple of PP (" + S(p.pp) + ") stages holding num_layers (" +
+                      S(s.model.layers) + ") decoder layers 't', written with E, t, m, L, '|', '*n' and '(...)*n'",
+                  "megatron/core/transformer/pipeline_parallel_layer_layout.py", "validate_layer_layout");
+  }
+  int64_t split_units = s.model.layers + (s.Has("--account-for-embedding-in-pipeline-split") ? 1 : 0) +
+                        (s.Has("--account-for-loss-in-pipeline-split") ? 1 : 0);
+  if (p.pp > 1 && !uneven && split_units % p.pp != 0) {
     return Assert("Number of layers should be divisible by the pipeline-model-parallel size");
   }
   if (s.Has("--num-layers-per-virtual-pipeline-stage") || s.Has("--num-virtual-stages-per-pipeline-rank")) {

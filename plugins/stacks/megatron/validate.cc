@@ -1,11 +1,13 @@
 #include "validate.h"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
 
 #include "devices.h"
 #include "recipe_view.h"
+#include "sim_mapping.h"
 
 namespace attune::megatron {
 namespace {
@@ -150,6 +152,27 @@ Found UnevenSplit(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
   if (ok) return std::nullopt;
   return "with first/last stage layers the remaining " + S(rest) + " layers do not divide over " +
          S(middle_stages) + " middle stages (PP " + S(v.pp) + "); adjust the split or PP";
+}
+
+Found PipelineLayout(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  auto layout = GetValue(r, "--pipeline-model-parallel-layout");
+  if (!layout) return std::nullopt;
+  auto stages = UnrollPipelineLayout(*layout);
+  if (!stages) {
+    return "--pipeline-model-parallel-layout '" + *layout + "' is not a layout: use E, t, m, L, '|' "
+           "between stages, 'x*n' and '(...)*n' (commas are ignored)";
+  }
+  long decoder = 0;
+  for (const auto& stage : *stages) decoder += static_cast<long>(std::count(stage.begin(), stage.end(), 't'));
+  if (v.pp > 0 && stages->size() % static_cast<size_t>(v.pp) != 0) {
+    return "--pipeline-model-parallel-layout has " + S(static_cast<long>(stages->size())) +
+           " stages, not a multiple of PP " + S(v.pp) + "; give each pipeline rank the same number of stages";
+  }
+  if (v.layers && decoder != *v.layers) {
+    return "--pipeline-model-parallel-layout places " + S(decoder) + " decoder layers ('t') but --num-layers is " +
+           S(*v.layers) + "; make them agree";
+  }
+  return std::nullopt;
 }
 
 Found VppAtMostOne(const Recipe& r, const RecipeView&, const ClusterInfo&) {
@@ -463,6 +486,7 @@ const std::vector<Rule>& Rules() {
       {{"par.moe_ffn_etp", "moe_ffn_hidden_size % ETP == 0"}, MoeFfnEtp},
       {{"par.layers_pp", "num_layers (+embedding/loss stages) % PP == 0 without uneven split or VPP"}, LayersPp},
       {{"par.uneven_split", "layers left after first/last stages divide over the middle stages"}, UnevenSplit},
+      {{"par.layout", "a pipeline layout parses, has a multiple of PP stages and --num-layers decoder layers"}, PipelineLayout},
       {{"vpp.at_most_one", "at most one of the three virtual-pipeline flags"}, VppAtMostOne},
       {{"vpp.requires_pp", "VPP needs PP > 1 (PP > 2 with --no-overlap-p2p-communication)"}, VppRequiresPp},
       {{"vpp.layers_divisible", "layers per PP rank % VPP (or layers per virtual stage) == 0"}, VppLayers},

@@ -124,6 +124,11 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
       {"par.moe_ffn_etp", {{"--moe-ffn-hidden-size", V("1001")}, {"--expert-tensor-parallel-size", V("2")}, {"--tensor-model-parallel-size", V("2")}, {"env:CUDA_DEVICE_MAX_CONNECTIONS", V("1")}}, true},
       {"par.layers_pp", {{"--num-layers", V("31")}}},
       {"par.uneven_split", {{"--pipeline-model-parallel-size", V("4")}, {"--decoder-first-pipeline-num-layers", V("6")}}},
+      // A pipeline layout with 31 decoder layers for 32, with 3 stages for PP 2, or with a letter
+      // Megatron does not know.
+      {"par.layout", {{"--pipeline-model-parallel-layout", V("Et*16|t*15,L")}}},
+      {"par.layout", {{"--pipeline-model-parallel-layout", V("Et*10|t*11|t*11L")}}},
+      {"par.layout", {{"--pipeline-model-parallel-layout", V("Et*16|t*16X")}}},
       {"vpp.at_most_one", {{"--num-virtual-stages-per-pipeline-rank", V("2")}, {"--num-layers-per-virtual-pipeline-stage", V("8")}}},
       {"vpp.requires_pp", {{"--pipeline-model-parallel-size", V("1")}, {"--num-virtual-stages-per-pipeline-rank", V("2")}}},
       // A flag that works out to one virtual stage is still refused with PP 1 (Megatron asserts).
@@ -174,6 +179,16 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
     INFO("no test case for " << rule.id);
     CHECK(covered.count(rule.id) == 1);
   }
+}
+
+TEST_CASE("a pipeline layout that places every layer on a multiple of PP stages is valid", "[megatron][validate]") {
+  for (const char* layout : {"Et*16|t*16,L", "Et*8|(t*8|)*2t*8L", "E(tttt|)*7,ttttL"}) {
+    INFO(layout);
+    Recipe r = With(DenseRecipe(), "--pipeline-model-parallel-layout", layout);
+    CHECK_FALSE(Violates(r, H100(), "par.layout"));
+  }
+  auto status = Stack().Validate(With(DenseRecipe(), "--pipeline-model-parallel-layout", "Et*16|t*15,L"), H100());
+  CHECK_THAT(status.message(), Catch::Contains("31 decoder layers") && Catch::Contains("--num-layers is 32"));
 }
 
 TEST_CASE("a violation message names the values and the fix", "[megatron][validate]") {
