@@ -82,6 +82,40 @@ TEST_CASE("a row without a seq_parallel cell gets SP only where its software had
   CHECK_FALSE(sp_of("Megatron-Core weak scaling", "no"));
 }
 
+TEST_CASE("a row's pipeline layout and MTP depths reach the plan; unstated uneven splits are balanced", "[sim][predict]") {
+  CalibrationRow row = {{"source", "test"},      {"model", "DeepSeek-V3"}, {"layers", "61"},
+                        {"hidden", "7168"},      {"ffn_hidden", "18432"},  {"heads", "128"},
+                        {"seq_len", "4096"},     {"vocab", "129280"},      {"moe_experts", "256"},
+                        {"moe_topk", "8"},       {"moe_ffn_hidden", "2048"}, {"moe_shared_ffn_hidden", "2048"},
+                        {"moe_layer_freq_or_dense_layers", "first 3 dense"}, {"attention", "mla"},
+                        {"gpu", "GB200"},        {"num_gpus", "256"},      {"tp", "1"},
+                        {"pp", "4"},             {"vpp", "4"},             {"ep", "64"},
+                        {"mbs", "1"},            {"gbs", "8192"},          {"precision", "MXFP8"},
+                        {"recompute", "selective: mlp"}, {"mtp_layers", "1"},
+                        {"pp_layout", "Et*4|(tttt|)*14tmL"}};
+  auto placed = ModelFromCalibrationRow(row);
+  REQUIRE(placed.ok());
+  const auto& par = placed->setup.par;
+  CHECK(placed->setup.model.mtp_layers == 1);
+  REQUIRE(par.rank_loads.size() == 4);
+  CHECK(par.vpp == 4);
+  CHECK(par.rank_loads[0].layers == 16);
+  CHECK(par.rank_loads[3].layers == 13);
+  CHECK(par.rank_loads[3].mtp_layers == 1);
+  CHECK(par.rank_loads[3].loss);
+  // Without a layout, 61 layers on PP 4 take the balanced split: 16 on the middle ranks, the rest
+  // (29) shared by the first (15) and the last (14).
+  row.erase("pp_layout");
+  row.erase("vpp");
+  auto split = ModelFromCalibrationRow(row);
+  REQUIRE(split.ok());
+  REQUIRE(split->setup.par.rank_loads.size() == 4);
+  CHECK(split->setup.par.rank_loads[0].layers == 15);
+  CHECK(split->setup.par.rank_loads[1].layers == 16);
+  CHECK(split->setup.par.rank_loads[3].layers == 14);
+  CHECK(split->setup.par.rank_loads[3].mtp_layers == 1);
+}
+
 TEST_CASE("the model stays within 25% MAPE on tokens/s of the published Megatron-LM rows", "[sim][calibration]") {
   std::ifstream f(std::string(ATTUNE_SHARED_DIR) + "/calibration/published_throughput.csv");
   if (!f) {
