@@ -128,5 +128,28 @@ TEST_CASE("a lever does not change the loss curve; the learning rate does", "[si
   CHECK(std::stod(base[5]) < std::stod(base[0]));  // the loss goes down
 }
 
+TEST_CASE("an MTP recipe logs each depth's loss after the main one, and the parser keeps lm loss", "[sim][log][mtp]") {
+  std::string log = RunLog(testing::SmallGpt({{"--mtp-num-layers", "2"}}), "m-1-1");
+  const std::regex mtp(R"( lm loss: (\d\.\d{6}E[+-]\d{2}) \| mtp_1 loss: (\d\.\d{6}E[+-]\d{2}) \|)"
+                       R"( mtp_2 loss: (\d\.\d{6}E[+-]\d{2}) \| loss scale)");
+  int lines = 0;
+  for (const auto& line : Lines(log)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, mtp)) continue;
+    ++lines;
+    CHECK(std::stod(m[2]) > std::stod(m[1]));
+    CHECK(std::stod(m[3]) > std::stod(m[2]));
+  }
+  CHECK(lines == 6);
+  LogParse parsed = testing::MegatronStackForSim()->ParseLog(log);
+  CHECK(parsed.warnings.empty());
+  REQUIRE(parsed.iterations.size() == 6);
+  REQUIRE(parsed.iterations.front().loss);
+  std::smatch first;
+  REQUIRE(std::regex_search(log, first, mtp));
+  CHECK(*parsed.iterations.front().loss == Approx(std::stod(first[1])).epsilon(1e-6));
+  CHECK(parsed.iterations.front().extra.count("mtp_1 loss") == 1);
+}
+
 }  // namespace
 }  // namespace attune::sim
