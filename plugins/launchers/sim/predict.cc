@@ -287,6 +287,12 @@ void AddRecompute(Recipe* r, const std::string& choice, const std::string& modul
     Add(r, "--recompute-granularity", "full");
     Add(r, "--recompute-method", "uniform");
     Add(r, "--recompute-num-layers", 1);
+  } else if (StartsWith(choice, "full-block-")) {
+    // Full recompute of only the first N layers of each virtual stage: what a tuned run that
+    // needs a little memory uses.
+    Add(r, "--recompute-granularity", "full");
+    Add(r, "--recompute-method", "block");
+    Add(r, "--recompute-num-layers", std::stoll(choice.substr(11)));
   } else if (choice == "selective") {
     Add(r, "--recompute-granularity", "selective");
     if (!modules.empty()) Add(r, "--recompute-modules", modules);
@@ -320,7 +326,7 @@ std::vector<std::string> RecomputeChoices(const CalibrationRow& row) {
   if (StartsWith(rc, "full")) return {"full"};
   if (StartsWith(rc, "selective")) return {"selective"};
   if (StartsWith(rc, "none")) return {"none"};
-  return {"none", "selective", "full"};
+  return {"none", "selective", "full-block-1", "full-block-2", "full-block-4", "full"};
 }
 
 Result<Candidate> BestCandidate(const CalibrationRow& row, const Recipe& base, const ClusterSpec& cluster,
