@@ -515,10 +515,12 @@ StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluste
     rt.t_mb = std::max(rt.gpu, rt.host) + rt.sync;
     return rt;
   };
-  // The busiest rank sets the pace. With an even split the last one is (the loss and MTP depths
-  // sit there); a recipe that places its layers is checked rank by rank.
+  // The busiest rank sets the pace. A dense model split evenly is busiest on the last rank (the
+  // loss and MTP depths sit there); where ranks differ in their layers (a placed split, or MoE
+  // layers that an even split spreads unevenly) every rank is checked.
   RankTime busiest = rank_time(p.pp - 1);
-  for (int rank = 0; rank + 1 < p.pp && !p.rank_loads.empty(); ++rank) {
+  bool ranks_differ = !p.rank_loads.empty() || setup.model.MoeLayers() > 0;
+  for (int rank = 0; rank + 1 < p.pp && ranks_differ; ++rank) {
     RankTime rt = rank_time(rank);
     if (rt.t_mb > busiest.t_mb) busiest = rt;
   }
