@@ -462,9 +462,27 @@ void WritePredictionCsv(const std::vector<Prediction>& predictions, std::ostream
   }
 }
 
+constexpr const char* kPredictHelp =
+    "usage: attune sim predict --csv FILE [-o OUT]\n"
+    "\n"
+    "Predicts step time, tokens/s and TFLOP/s per GPU and peak memory for every row of a\n"
+    "calibration CSV (the columns of ../shared/calibration/published_throughput.csv, plus the\n"
+    "optional ones tools/bench/sim_accuracy/data/README.md lists: etp, moe_ffn_hidden,\n"
+    "moe_shared_ffn_hidden, moe_layer_freq_or_dense_layers, attention, head_dim,\n"
+    "attention_window, window_attn_skip_freq, fp8_recipe, framework, mtp_layers, pp_layout).\n"
+    "Writes one line per input row (row, predicted_step_time_s,\n"
+    "predicted_tokens_per_sec_per_gpu, predicted_tflops_per_gpu, predicted_memory_gib, status,\n"
+    "assumptions) to OUT, or to standard output. A row the model does not run says why in\n"
+    "`status`; the settings a row leaves unstated and the model chose are in `assumptions`\n"
+    "(docs/sim.md, \"Accuracy\").\n";
+
 int RunPredictCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string csv_path, out_path;
   for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      out << kPredictHelp;
+      return 0;
+    }
     if ((args[i] == "--csv" || args[i] == "-o" || args[i] == "--output") && i + 1 < args.size()) {
       (args[i] == "--csv" ? csv_path : out_path) = args[i + 1];
       ++i;

@@ -116,6 +116,17 @@ TEST_CASE("a row's pipeline layout and MTP depths reach the plan; unstated uneve
   CHECK(split->setup.par.rank_loads[3].mtp_layers == 1);
 }
 
+TEST_CASE("attune sim predict --help says what it reads and writes; a stray argument is a usage error", "[sim][predict]") {
+  std::ostringstream out, err;
+  CHECK(RunPredictCommand({"--help"}, out, err) == 0);
+  CHECK_THAT(out.str(), Catch::Contains("--csv FILE") && Catch::Contains("mtp_layers") &&
+                            Catch::Contains("pp_layout") && Catch::Contains("predicted_tokens_per_sec_per_gpu"));
+  CHECK(err.str().empty());
+  std::ostringstream out2, err2;
+  CHECK(RunPredictCommand({"--bogus"}, out2, err2) == 2);
+  CHECK_THAT(err2.str(), Catch::Contains("unexpected argument '--bogus'"));
+}
+
 TEST_CASE("the model stays within 25% MAPE on tokens/s of the published Megatron-LM rows", "[sim][calibration]") {
   std::ifstream f(std::string(ATTUNE_SHARED_DIR) + "/calibration/published_throughput.csv");
   if (!f) {
