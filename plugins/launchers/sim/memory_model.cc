@@ -109,9 +109,7 @@ double StageMicroBatchBytes(const TrainingSetup& s, int stage, double* one_group
   Dims d = MakeDims(s);
   RankShare share = ShareOfRank(s, stage);
   double layers = share.Layers();
-  bool mtp_moe = s.model.IsMoeLayer(s.model.layers - 1);
-  double moe = share.moe_layers + (mtp_moe ? share.mtp_layers : 0.0);
-  double moe_share = layers > 0 ? moe / layers : 0;
+  double moe_share = layers > 0 ? share.MoeKind() / layers : 0;
   bool keep_scores = s.feat.recompute != Recompute::kSelective;
   double full = (1 - moe_share) * LayerBytes(s, false, keep_scores) + moe_share * LayerBytes(s, true, keep_scores);
   double input = 2 * d.sb * d.h / d.sp;  // a checkpointed layer keeps only its input
@@ -209,11 +207,7 @@ StageMemory EstimateStageMemory(const TrainingSetup& s, const ClusterSpec& clust
 MemoryEstimate EstimateMemory(const TrainingSetup& setup, const ClusterSpec& cluster) {
   MemoryEstimate est;
   est.capacity_b = cluster.gpu.memory_gib * kGiB;
-  // The first rank holds the most micro-batches in flight, the last the output layer; a recipe
-  // that places its own layers may load any rank most.
-  std::vector<int> stages = {0, setup.par.pp - 1};
-  for (int rank = 1; rank + 1 < setup.par.pp && !setup.par.rank_loads.empty(); ++rank) stages.push_back(rank);
-  for (int stage : stages) {
+  for (int stage : RanksToCheck(setup)) {
     StageMemory m = EstimateStageMemory(setup, cluster, stage);
     if (m.max_reserved_b + m.non_pytorch_b > est.worst.max_reserved_b + est.worst.non_pytorch_b) {
       est.worst = m;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "perf_terms.h"
 
@@ -352,6 +353,7 @@ RankShare ShareOfRank(const TrainingSetup& setup, int rank) {
     out.dense_layers = static_cast<double>(l.layers - l.moe_layers);
     out.moe_layers = static_cast<double>(l.moe_layers);
     out.mtp_layers = static_cast<double>(l.mtp_layers);
+    out.mtp_moe = MtpIsMoe(m);
     out.embedding = l.embedding;
     out.loss = l.loss;
     return out;
@@ -373,6 +375,17 @@ RankShare ShareOfRank(const TrainingSetup& setup, int rank) {
   out.embedding = rank == 0;
   out.loss = rank == p.pp - 1;
   out.mtp_layers = out.loss ? static_cast<double>(m.mtp_layers) : 0.0;
+  out.mtp_moe = MtpIsMoe(m);
+  return out;
+}
+
+std::vector<int> RanksToCheck(const TrainingSetup& setup) {
+  const int pp = std::max(1, setup.par.pp);
+  std::vector<int> out = {pp - 1};
+  if (pp == 1) return out;
+  out.push_back(0);
+  if (setup.par.rank_loads.empty() && setup.model.MoeLayers() == 0) return out;
+  for (int rank = 1; rank + 1 < pp; ++rank) out.push_back(rank);
   return out;
 }
 
@@ -382,9 +395,7 @@ RankParams CountRankParams(const TrainingSetup& setup, int rank) {
   LayerParts l = PartsOf(m);
   RankShare r = ShareOfRank(setup, rank);
   double tp = p.tp;
-  bool mtp_moe = m.IsMoeLayer(m.layers - 1);
-  double dense_kind = r.dense_layers + (mtp_moe ? 0.0 : r.mtp_layers);
-  double moe_kind = r.moe_layers + (mtp_moe ? r.mtp_layers : 0.0);
+  double dense_kind = r.DenseKind(), moe_kind = r.MoeKind();
   RankParams out;
   out.dense = (dense_kind * (l.attn + l.dense_mlp) + moe_kind * (l.attn + l.shared)) / tp +
               (dense_kind + moe_kind) * l.norms + moe_kind * l.router +
@@ -409,18 +420,15 @@ ParamCounts CountParams(const TrainingSetup& setup) {
   double output = m.untied_embeddings ? static_cast<double>(m.vocab) * h : 0.0;
   double dl = static_cast<double>(m.DenseLayers()), ml = static_cast<double>(m.MoeLayers());
   double mtp = static_cast<double>(m.mtp_layers);
-  double mtp_layer = m.IsMoeLayer(m.layers - 1) ? l.Moe() : l.Dense();
+  double mtp_layer = MtpIsMoe(m) ? l.Moe() : l.Dense();
   ParamCounts pc;
   pc.total = dl * l.Dense() + ml * l.Moe() + embed + output + mtp * (mtp_layer + MtpExtraParams(m));
-  RankParams first = CountRankParams(setup, 0), last = CountRankParams(setup, p.pp - 1);
-  pc.first_stage_per_gpu = first.dense;
-  pc.last_stage_per_gpu = last.dense;
-  pc.dense_per_gpu = std::max(first.dense, last.dense);
-  pc.expert_per_gpu = std::max(first.expert, last.expert);
-  for (int rank = 1; rank + 1 < p.pp && !p.rank_loads.empty(); ++rank) {
-    RankParams mid = CountRankParams(setup, rank);
-    pc.dense_per_gpu = std::max(pc.dense_per_gpu, mid.dense);
-    pc.expert_per_gpu = std::max(pc.expert_per_gpu, mid.expert);
+  pc.first_stage_per_gpu = CountRankParams(setup, 0).dense;
+  pc.last_stage_per_gpu = CountRankParams(setup, p.pp - 1).dense;
+  for (int rank : RanksToCheck(setup)) {
+    RankParams r = CountRankParams(setup, rank);
+    pc.dense_per_gpu = std::max(pc.dense_per_gpu, r.dense);
+    pc.expert_per_gpu = std::max(pc.expert_per_gpu, r.expert);
   }
   return pc;
 }
@@ -435,7 +443,7 @@ double MegatronModelFlops(const ModelShape& m, int64_t global_batch, bool causal
   // MTP depths count as layers of the last layer's kind, with their projection and one more
   // output-layer pass each (reference §3.4).
   double mtp = static_cast<double>(m.mtp_layers);
-  bool mtp_moe = m.IsMoeLayer(m.layers - 1);
+  bool mtp_moe = MtpIsMoe(m);
   double dense_layers = static_cast<double>(m.DenseLayers()) + (mtp_moe ? 0.0 : mtp);
   double moe_layers = static_cast<double>(m.MoeLayers()) + (mtp_moe ? mtp : 0.0);
   double att_layers = static_cast<double>(m.layers) + mtp;
@@ -486,7 +494,6 @@ StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluste
                                                    setup.feat.bf16_layers_at_end) /
                                    static_cast<double>(setup.model.layers));
   }
-  bool mtp_moe = setup.model.IsMoeLayer(setup.model.layers - 1);
   // One micro-batch's forward and backward on pipeline rank `rank`, and what gates it on the host.
   struct RankTime {
     MicroBatchCost mb;
@@ -501,7 +508,7 @@ StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluste
     AddLayers(x_bf16, false, share.dense_layers * bf16_share, stage_layers, &mb);
     AddLayers(x, true, share.moe_layers * (1 - bf16_share), stage_layers, &mb);
     AddLayers(x_bf16, true, share.moe_layers * bf16_share, stage_layers, &mb);
-    AddLayers(x, mtp_moe, share.mtp_layers, stage_layers, &mb);
+    AddLayers(x, share.mtp_moe, share.mtp_layers, stage_layers, &mb);
     AddMtpExtras(x, share.mtp_layers, &mb);
     if (share.loss) AddLogits(x, 1.0 + static_cast<double>(setup.model.mtp_layers), &mb);
     rt.host = stage_layers * factors.host_us_per_layer * 1e-6 *
@@ -510,22 +517,18 @@ StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluste
     // Grouped GEMM needs the tokens per expert on the host: each MoE layer's forward (and its
     // recomputation) waits for that copy, and the GPU idles while the host launches what follows.
     double forwards = 1.0 + RecomputedShare(setup, stage_layers);
-    double moe_layers = share.moe_layers + (mtp_moe ? share.mtp_layers : 0.0);
-    rt.sync = setup.feat.moe_pad_to_capacity ? 0.0 : moe_layers * forwards * factors.moe_sync_us * 1e-6;
+    rt.sync = setup.feat.moe_pad_to_capacity ? 0.0 : share.MoeKind() * forwards * factors.moe_sync_us * 1e-6;
     rt.t_mb = std::max(rt.gpu, rt.host) + rt.sync;
     return rt;
   };
-  // The busiest rank sets the pace. A dense model split evenly is busiest on the last rank (the
-  // loss and MTP depths sit there); where ranks differ in their layers (a placed split, or MoE
-  // layers that an even split spreads unevenly) every rank is checked.
-  RankTime busiest = rank_time(p.pp - 1);
-  bool ranks_differ = !p.rank_loads.empty() || setup.model.MoeLayers() > 0;
-  for (int rank = 0; rank + 1 < p.pp && ranks_differ; ++rank) {
+  // The busiest rank sets the pace (the last on a tie).
+  std::optional<RankTime> busiest;
+  for (int rank : RanksToCheck(setup)) {
     RankTime rt = rank_time(rank);
-    if (rt.t_mb > busiest.t_mb) busiest = rt;
+    if (!busiest || rt.t_mb > busiest->t_mb) busiest = rt;
   }
-  const MicroBatchCost& mb = busiest.mb;
-  double gpu = busiest.gpu, host = busiest.host, sync = busiest.sync, t_mb = busiest.t_mb;
+  const MicroBatchCost& mb = busiest->mb;
+  double gpu = busiest->gpu, host = busiest->host, sync = busiest->sync, t_mb = busiest->t_mb;
   double m = static_cast<double>(p.MicroBatches());
   double vpp = p.vpp;
 

@@ -6,6 +6,8 @@
 #ifndef ATTUNE_PLUGINS_LAUNCHERS_SIM_PERF_MODEL_H_
 #define ATTUNE_PLUGINS_LAUNCHERS_SIM_PERF_MODEL_H_
 
+#include <vector>
+
 #include "hardware.h"
 #include "setup.h"
 
@@ -49,10 +51,22 @@ double MoeBusiestLoad(const TrainingSetup& setup, const ModelFactors& factors = 
 // places the layers, else layers/PP each with the embedding first and the loss and MTP last.
 struct RankShare {
   double dense_layers = 0, moe_layers = 0, mtp_layers = 0;
+  bool mtp_moe = false;  // MTP depths are layers of the last layer's kind (MtpIsMoe)
   bool embedding = false, loss = false;
   double Layers() const { return dense_layers + moe_layers + mtp_layers; }
+  // Layers of each kind with the MTP depths counted in.
+  double DenseKind() const { return dense_layers + (mtp_moe ? 0.0 : mtp_layers); }
+  double MoeKind() const { return moe_layers + (mtp_moe ? mtp_layers : 0.0); }
 };
 RankShare ShareOfRank(const TrainingSetup& setup, int rank);
+
+// Whether an MTP depth is a MoE layer: Megatron builds it like the last decoder layer.
+inline bool MtpIsMoe(const ModelShape& m) { return m.IsMoeLayer(m.layers - 1); }
+
+// The pipeline ranks that can be the heaviest, last first: the last (output layer, loss, MTP) and
+// the first (embedding, most micro-batches in flight), and every rank when their layers differ (a
+// placed split, or MoE layers an even split spreads unevenly).
+std::vector<int> RanksToCheck(const TrainingSetup& setup);
 
 // Parameters, in elements.
 struct ParamCounts {

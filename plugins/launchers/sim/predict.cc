@@ -134,7 +134,7 @@ Status AddShape(const CalibrationRow& row, Recipe* r, std::vector<std::string>* 
   Add(r, "--hidden-size", hidden);
   Add(r, "--num-attention-heads", heads);
   Add(r, "--seq-length", seq);
-  if (IntCell(row, "mtp_layers", 0) > 0) Add(r, "--mtp-num-layers", IntCell(row, "mtp_layers", 0));
+  if (int64_t mtp = IntCell(row, "mtp_layers", 0); mtp > 0) Add(r, "--mtp-num-layers", mtp);
   int64_t ffn = IntCell(row, "ffn_hidden", 0);
   bool moe = IntCell(row, "moe_experts", 0) > 0;
   if (ffn <= 0 && !moe) notes->push_back("ffn_hidden=4h");
@@ -194,7 +194,7 @@ Status AddParallelism(const CalibrationRow& row, Recipe* r, std::vector<std::str
     notes->push_back("uneven pipeline split");
     int64_t middle = (layers + pp - 1) / pp;
     int64_t rest = layers - (pp - 2) * middle;
-    if (pp == 2 || rest < 0) {
+    if (rest < 0) {
       Add(r, "--decoder-first-pipeline-num-layers", layers - (pp - 1) * (layers / pp));
     } else {
       Add(r, "--decoder-first-pipeline-num-layers", rest - rest / 2);
@@ -287,12 +287,12 @@ void AddRecompute(Recipe* r, const std::string& choice, const std::string& modul
     Add(r, "--recompute-granularity", "full");
     Add(r, "--recompute-method", "uniform");
     Add(r, "--recompute-num-layers", 1);
-  } else if (StartsWith(choice, "full-block-")) {
+  } else if (const std::string block = "full-block-"; StartsWith(choice, block)) {
     // Full recompute of only the first N layers of each virtual stage: what a tuned run that
     // needs a little memory uses.
     Add(r, "--recompute-granularity", "full");
     Add(r, "--recompute-method", "block");
-    Add(r, "--recompute-num-layers", std::stoll(choice.substr(11)));
+    Add(r, "--recompute-num-layers", std::stoll(choice.substr(block.size())));
   } else if (choice == "selective") {
     Add(r, "--recompute-granularity", "selective");
     if (!modules.empty()) Add(r, "--recompute-modules", modules);

@@ -120,44 +120,48 @@ void ReadParallelism(FlagReader& r, SimSetup* s, int world) {
   p.vpp = std::max(1, p.vpp);
 }
 
+}  // namespace
+
 // Megatron's --pipeline-model-parallel-layout (pipeline_parallel_layer_layout.py): commas are
 // cosmetic, "(group)*n" and then "x*n" unroll, '|' ends a virtual stage, and E, t, m, L name the
 // embedding, a decoder layer, an MTP depth and the loss. Virtual stage i runs on pipeline rank
-// i % PP. Returns the stages, or nothing when the text is not a layout.
-}  // namespace
-
+// i % PP.
 std::optional<std::vector<std::string>> UnrollPipelineLayout(std::string text) {
   text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == ',' || c == ' '; }),
              text.end());
-  auto unroll = [](const std::string& in, bool groups) -> std::optional<std::string> {
+  // One pass of Megatron's unrolling: each unit `unit_at` finds at i (its text and where it ends)
+  // is repeated n times when "*n" follows it, else copied as written.
+  auto unroll = [](const std::string& in, auto unit_at) -> std::optional<std::string> {
     std::string out;
     for (size_t i = 0; i < in.size();) {
-      size_t end = i + 1;
-      std::string unit(1, in[i]);
-      if (groups && in[i] == '(') {
-        size_t close = in.find(')', i);
-        if (close == std::string::npos) return std::nullopt;
-        unit = in.substr(i + 1, close - i - 1);
-        end = close + 1;
-      }
-      if (end < in.size() && in[end] == '*' && (groups ? in[i] == '(' : true)) {
-        size_t digits = end + 1;
-        while (digits < in.size() && std::isdigit(static_cast<unsigned char>(in[digits]))) ++digits;
+      auto [unit, end] = unit_at(in, i);
+      size_t digits = end + 1;
+      while (digits < in.size() && std::isdigit(static_cast<unsigned char>(in[digits]))) ++digits;
+      if (end < in.size() && in[end] == '*' && unit.has_value()) {
         if (digits == end + 1) return std::nullopt;
         int64_t n = std::atoll(in.substr(end + 1, digits - end - 1).c_str());
-        if (n < 0 || n > 100000) return std::nullopt;
-        for (int64_t k = 0; k < n; ++k) out += unit;
+        if (n > 100000) return std::nullopt;
+        for (int64_t k = 0; k < n; ++k) out += *unit;
         i = digits;
       } else {
-        out += groups && in[i] == '(' ? "(" + unit + ")" : unit;
-        i = end;
+        out += in[i];
+        ++i;
       }
     }
     return out;
   };
-  auto grouped = unroll(text, true);
+  // "(group)": the group's text; a character outside a group is no unit in the first pass.
+  auto group_at = [](const std::string& in, size_t i) -> std::pair<std::optional<std::string>, size_t> {
+    size_t close = in[i] == '(' ? in.find(')', i) : std::string::npos;
+    if (close == std::string::npos) return {std::nullopt, i + 1};
+    return {in.substr(i + 1, close - i - 1), close + 1};
+  };
+  auto char_at = [](const std::string& in, size_t i) -> std::pair<std::optional<std::string>, size_t> {
+    return {std::string(1, in[i]), i + 1};
+  };
+  auto grouped = unroll(text, group_at);
   if (!grouped) return std::nullopt;
-  auto flat = unroll(*grouped, false);
+  auto flat = unroll(*grouped, char_at);
   if (!flat) return std::nullopt;
   std::vector<std::string> stages(1);
   for (char c : *flat) {

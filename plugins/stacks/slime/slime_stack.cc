@@ -109,21 +109,22 @@ std::vector<Move> SlimeStack::LegalMoves(const Recipe& recipe, const ClusterInfo
     for (auto& m : megatron_->LegalMoves(recipe, cluster)) {
       if (!TouchesOwned(slime_, m)) candidates.push_back(std::move(m));
     }
+    // The catalog's defaults are fixed; this one depends on the recipe, so it is filled in here.
+    const std::optional<std::string> absent_rollout_gpus = AbsentRolloutGpus(recipe);
     std::vector<Move> out;
     for (auto& m : candidates) {
+      bool no_op = false;
+      for (const auto& c : m.changes) {
+        if (c.key != "--rollout-num-gpus" || c.from || !absent_rollout_gpus) continue;
+        m.defaults[c.key] = *absent_rollout_gpus;
+        no_op = no_op || c.to == absent_rollout_gpus;  // naming what absent already meant
+      }
+      if (no_op) continue;
       Recipe next = recipe;
       bool applied = true;
       for (const auto& c : m.changes) applied = applied && SetValue(&next, c.key, c.to).ok();
       if (!applied || !Validate(next, cluster).ok() || !CheckObjective(recipe, next).pass) continue;
-      bool no_op = false;
-      for (const auto& c : m.changes) {
-        if (c.key != "--rollout-num-gpus" || c.from) continue;
-        std::optional<std::string> absent_means = AbsentRolloutGpus(recipe);
-        if (!absent_means) continue;
-        m.defaults[c.key] = *absent_means;
-        no_op = no_op || c.to == absent_means;  // naming what absent already meant
-      }
-      if (!no_op) out.push_back(std::move(m));
+      out.push_back(std::move(m));
     }
     return out;
   });
