@@ -37,6 +37,11 @@ struct Lever {
   double expected_speed = 0;            // prior: relative speed change when it helps (+0.1 = 10%)
   double expected_memory = 0;           // prior: relative memory change (-0.3 = saves 30%)
   bool changes_rng = false;             // changes RNG streams: the paired-loss check widens
+  // For keys whose values are categories with a direction: the values from least to most of the
+  // feature ("" stands for the key absent), so that an agent reads a move along them as forward
+  // (up the list, the direction expected_speed and expected_memory describe) or back:
+  // --recompute-granularity {"", selective, full}. Numbers and switches need no entry.
+  std::map<std::string, std::vector<std::string>> order = {};
 };
 
 // One legal step from a recipe: one lever, usually one key (a lever may move several keys

@@ -1,5 +1,6 @@
 #include "attune/support/yaml_schema.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace attune::support::yaml {
@@ -49,6 +50,46 @@ double Num(const std::string& source, const YAML::Node& node, const std::string&
 bool Bool(const std::string& source, const YAML::Node& node, const std::string& path) {
   if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) return node.Scalar() == "true";
   Fail(source, node, path, "expected true or false");
+}
+
+std::map<std::string, std::vector<std::string>> LeverOrder(const std::string& source,
+                                                            const YAML::Node& node,
+                                                            const std::string& path,
+                                                            const std::vector<std::string>& keys) {
+  std::map<std::string, std::vector<std::string>> out;
+  if (!node || node.IsNull()) return out;
+  auto values = [&](const YAML::Node& list, const std::string& p) {
+    if (!list.IsSequence() || list.size() < 2) {
+      Fail(source, list, p, "expected a list of two or more values, least to most of the feature "
+                            "(\"\" for the key absent)");
+    }
+    std::vector<std::string> v;
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string item = Str(source, list[i], p + "[" + std::to_string(i) + "]");
+      if (std::find(v.begin(), v.end(), item) != v.end()) {
+        Fail(source, list[i], p + "[" + std::to_string(i) + "]", "'" + item + "' is listed twice");
+      }
+      v.push_back(item);
+    }
+    return v;
+  };
+  if (node.IsSequence()) {
+    if (keys.size() != 1) {
+      Fail(source, node, path, "this lever has " + std::to_string(keys.size()) +
+                                   " keys: give the order as a mapping from a key to its values");
+    }
+    out[keys.front()] = values(node, path);
+    return out;
+  }
+  if (!node.IsMap()) Fail(source, node, path, "expected a list of values or a mapping of keys to lists");
+  for (const auto& kv : node) {
+    std::string key = kv.first.as<std::string>();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      Fail(source, kv.first, path + "." + key, "'" + key + "' is not one of the lever's keys");
+    }
+    out[key] = values(kv.second, path + "." + key);
+  }
+  return out;
 }
 
 }  // namespace attune::support::yaml

@@ -37,21 +37,27 @@ bool IsOffValue(const std::string& v) {
   return v == "none" || v == "auto" || v == "false" || v == "off" || v == "0";
 }
 
-// The order of a few categorical values from least to most of the feature (reference §1.4, §1.7),
-// so that, e.g., full -> selective recompute reads as a reverse move.
-std::optional<int> KnownRank(const std::string& key, const std::optional<std::string>& value) {
-  static const std::map<std::string, std::vector<std::string>> kOrders = {
-      {"--recompute-granularity", {"", "selective", "full"}},
-      {"--recompute-method", {"", "block", "uniform"}},
-      {"--cuda-graph-impl", {"none", "local", "transformer_engine", "full_iteration"}},
-  };
-  auto it = kOrders.find(key);
-  if (it == kOrders.end()) return std::nullopt;
-  std::string v = value.value_or("");
-  for (size_t i = 0; i < it->second.size(); ++i) {
-    if (it->second[i] == v) return static_cast<int>(i);
+// A categorical value's place in the lever's `order` for its key (Lever::order: least to most of
+// the feature, "" for absent), so that, e.g., full -> selective recompute reads as a move back.
+std::optional<int> OrderRank(const Lever* lever, const std::string& key,
+                             const std::optional<std::string>& value) {
+  if (lever == nullptr) return std::nullopt;
+  auto it = lever->order.find(key);
+  if (it == lever->order.end()) return std::nullopt;
+  auto at = std::find(it->second.begin(), it->second.end(), value.value_or(""));
+  if (at == it->second.end()) return std::nullopt;
+  return static_cast<int>(at - it->second.begin());
+}
+
+// The main change with an absent `from` replaced by what the stack says absent means.
+Change Effective(const std::vector<Change>& changes, const Lever* lever,
+                 const std::map<std::string, std::string>* defaults) {
+  Change c = MainChange(changes, lever);
+  if (!c.from && defaults) {
+    auto known = defaults->find(c.key);
+    if (known != defaults->end()) c.from = known->second;
   }
-  return std::nullopt;
+  return c;
 }
 
 void AddUnique(std::vector<std::string>* list, const std::string& s) {
@@ -179,8 +185,8 @@ double BlendMeasured(const ScoringContext& ctx, const Lever& lever, int directio
 // (recompute full -> none is 2, full -> selective 1), the shape's steps otherwise.
 double Reach(const std::vector<Change>& changes, const Lever& lever,
              const std::map<std::string, std::string>& defaults) {
-  const Change& c = MainChange(changes, &lever);
-  std::optional<int> from = KnownRank(c.key, c.from), to = KnownRank(c.key, c.to);
+  const Change c = Effective(changes, &lever, &defaults);
+  std::optional<int> from = OrderRank(&lever, c.key, c.from), to = OrderRank(&lever, c.key, c.to);
   if (from && to) return std::abs(*to - *from);
   return ShapeOf(changes, &lever, &defaults).steps;
 }
@@ -384,11 +390,15 @@ MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever,
                   const std::map<std::string, std::string>* defaults) {
   MoveShape shape;
   if (changes.empty()) return shape;
-  Change c = MainChange(changes, lever);
   // An absent key whose meaning the stack told (Move::defaults): a move from that value.
-  if (!c.from && defaults) {
-    auto known = defaults->find(c.key);
-    if (known != defaults->end()) c.from = known->second;
+  const Change c = Effective(changes, lever, defaults);
+  // The catalog's order decides first: "false" -> "selective" is a move up even where both ends
+  // would read as switches.
+  std::optional<int> rank_from = OrderRank(lever, c.key, c.from);
+  std::optional<int> rank_to = OrderRank(lever, c.key, c.to);
+  if (rank_from && rank_to && *rank_from != *rank_to) {
+    shape.direction = *rank_to > *rank_from ? 1 : -1;
+    return shape;
   }
   bool from_off = !c.from || IsOffValue(*c.from);
   bool to_off = !c.to || IsOffValue(*c.to);
@@ -400,11 +410,6 @@ MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever,
   }
   if (from_off != to_off) {
     shape.direction = to_off ? -1 : 1;
-    return shape;
-  }
-  std::optional<int> rank_from = KnownRank(c.key, c.from), rank_to = KnownRank(c.key, c.to);
-  if (rank_from && rank_to) {
-    shape.direction = *rank_to >= *rank_from ? 1 : -1;
     return shape;
   }
   shape.strength = 0.7;

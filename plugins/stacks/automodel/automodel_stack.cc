@@ -92,8 +92,13 @@ std::vector<Move> AutoModelStack::LegalMoves(const Recipe& recipe, const Cluster
       if (!ApplyChanges(&candidate, {change}).ok()) continue;
       if (!Validate(candidate, cluster).ok()) continue;
       if (!CheckObjective(recipe, candidate).pass) continue;
-      moves.push_back(Move{spec.lever.id, {change},
-                           spec.key.substr(2) + " " + current.value_or("(unset)") + " -> " + value, {}});
+      Move move{spec.lever.id, {change},
+                spec.key.substr(2) + " " + current.value_or("(unset)") + " -> " + value, {}};
+      // A key no override sets still has a value: the config file's, else AutoModel's default.
+      // Agents read the move from it (true -> selective checkpointing is a move back).
+      std::string effective = current.value_or(spec.default_value);
+      if (!change.from && !effective.empty()) move.defaults[spec.key] = effective;
+      moves.push_back(std::move(move));
     }
   }
   return moves;
@@ -295,6 +300,7 @@ nlohmann::json AutoModelStack::Describe() const {
                       {"expected_memory", spec.lever.expected_memory},
                       {"changes_rng", spec.lever.changes_rng},
                       {"description", spec.lever.description}});
+    if (!spec.lever.order.empty()) levers.back()["order"] = spec.lever.order;
   }
   nlohmann::json rules = nlohmann::json::array();
   for (const auto& r : knowledge_.rules) {

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "attune/recipe.h"
+#include "attune/support/yaml_schema.h"
 
 #include <fstream>
 #include <sstream>
@@ -17,7 +18,7 @@ std::vector<std::string> Strings(const YAML::Node& node) {
   return out;
 }
 
-LeverSpec ParseLever(const YAML::Node& n) {
+LeverSpec ParseLever(const std::string& file, const YAML::Node& n, const std::string& path) {
   LeverSpec spec;
   spec.lever.id = n["id"].as<std::string>();
   spec.key = n["key"].as<std::string>();
@@ -27,6 +28,7 @@ LeverSpec ParseLever(const YAML::Node& n) {
   spec.lever.expected_speed = n["expected_speed"].as<double>(0);
   spec.lever.expected_memory = n["expected_memory"].as<double>(0);
   spec.lever.changes_rng = n["changes_rng"].as<bool>(false);
+  spec.lever.order = support::yaml::LeverOrder(file, n["order"], path + ".order", spec.lever.keys);
   spec.values = Strings(n["values"]);
   spec.default_value = n["default"].as<std::string>("");
   spec.loss_rel_tolerance = n["loss_rel_tolerance"].as<double>(0);
@@ -73,7 +75,14 @@ Result<YAML::Node> LoadYaml(const std::string& path) {
 Status LoadLevers(const std::string& dir, Knowledge* k) {
   std::string file = dir + "/levers.yaml";
   ATTUNE_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(file));
-  for (const auto& n : root["levers"]) k->levers.push_back(ParseLever(n));
+  try {
+    size_t i = 0;
+    for (const auto& n : root["levers"]) {
+      k->levers.push_back(ParseLever(file, n, "levers[" + std::to_string(i++) + "]"));
+    }
+  } catch (const support::yaml::SchemaError& e) {
+    return Status::InvalidArgument(e.message);
+  }
   return Status::Ok();
 }
 

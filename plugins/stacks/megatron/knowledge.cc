@@ -153,7 +153,7 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
             {"id", "description", "keys", "type", "default", "default_from", "values", "presets", "companions",
              "requires", "requires_present", "excludes", "addresses", "expected_speed",
              "expected_memory", "changes_rng", "loss_tolerance", "devices",
-             "needs_data_parallel"});
+             "needs_data_parallel", "order"});
   LeverSpec spec;
   spec.lever.id = RequiredStr(source, node, "id", path);
   spec.lever.description = node["description"] ? Str(source, node["description"], path + ".description") : "";
@@ -172,6 +172,7 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
   if (node["expected_speed"]) spec.lever.expected_speed = Num(source, node["expected_speed"], path + ".expected_speed");
   if (node["expected_memory"]) spec.lever.expected_memory = Num(source, node["expected_memory"], path + ".expected_memory");
   if (node["changes_rng"]) spec.lever.changes_rng = Bool(source, node["changes_rng"], path + ".changes_rng");
+  spec.lever.order = support::yaml::LeverOrder(source, node["order"], path + ".order", spec.lever.keys);
   if (node["loss_tolerance"]) {
     spec.loss_tolerance = Str(source, node["loss_tolerance"], path + ".loss_tolerance");
     if (spec.loss_tolerance != "numerics" && spec.loss_tolerance != "changes_rng" &&

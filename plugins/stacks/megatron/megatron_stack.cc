@@ -38,6 +38,7 @@ nlohmann::json LeverToJson(const LeverSpec& s) {
                       {"excludes", s.excludes},
                       {"requires_present", s.requires_present}};
   if (s.default_value) j["default"] = *s.default_value;
+  if (!s.lever.order.empty()) j["order"] = s.lever.order;
   if (!s.powers_of_two_up_to.empty()) {
     j["values"] = {{"powers_of_two_up_to", s.powers_of_two_up_to}};
   } else {

@@ -31,15 +31,42 @@ attune::Failure Failed(attune::FailureKind kind) {
 
 }  // namespace
 
-TEST_CASE("a move's direction follows switches, numbers and known orders", "[agents][scoring]") {
+TEST_CASE("a move's direction follows switches, numbers and the catalog's orders",
+          "[agents][scoring]") {
   CHECK(ShapeOf({{"--overlap-grad-reduce", std::nullopt, ""}}, nullptr).direction == 1);
   CHECK(ShapeOf({{"--overlap-grad-reduce", "", std::nullopt}}, nullptr).direction == -1);
   auto up = ShapeOf({{"--micro-batch-size", "1", "4"}}, nullptr);
   CHECK(up.direction == 1);
   CHECK(up.steps == Approx(2));
-  CHECK(ShapeOf({{"--recompute-granularity", "full", "selective"}}, nullptr).direction == -1);
-  CHECK(ShapeOf({{"--cuda-graph-impl", "none", "local"}}, nullptr).direction == 1);
+  attune::Lever recompute;
+  recompute.keys = {"--recompute-granularity", "--recompute-method"};
+  recompute.order = {{"--recompute-granularity", {"", "selective", "full"}}};
+  CHECK(ShapeOf({{"--recompute-granularity", "full", "selective"}}, &recompute).direction == -1);
+  CHECK(ShapeOf({{"--recompute-granularity", std::nullopt, "selective"}}, &recompute).direction ==
+        1);
+  // Without the catalog's order two "on" values are a categorical move of unknown direction.
+  CHECK(ShapeOf({{"--recompute-granularity", "full", "selective"}}, nullptr).strength < 1);
   CHECK(ShapeOf({{"--attention-backend", "flash", "fused"}}, nullptr).strength < 1);
+}
+
+TEST_CASE("a move from a value the recipe's config holds reads from that value",
+          "[agents][scoring]") {
+  // AutoModel's activation checkpointing: "true" (full) in the config file, no override. The
+  // stack tells the meaning of the absent override in Move::defaults.
+  attune::Lever ac;
+  ac.keys = {"--distributed.activation_checkpointing"};
+  ac.order = {{"--distributed.activation_checkpointing", {"false", "selective", "true"}}};
+  const std::map<std::string, std::string> config_full = {
+      {"--distributed.activation_checkpointing", "true"}};
+  auto to_selective = ShapeOf({{"--distributed.activation_checkpointing", std::nullopt,
+                                "selective"}},
+                              &ac, &config_full);
+  CHECK(to_selective.direction == -1);
+  CHECK(to_selective.strength == 1);
+  CHECK(ShapeOf({{"--distributed.activation_checkpointing", "selective", "true"}}, &ac).direction ==
+        1);
+  CHECK(ShapeOf({{"--distributed.activation_checkpointing", "selective", "false"}}, &ac)
+            .direction == -1);
 }
 
 TEST_CASE("a move addresses the memory diagnosis its own memory sign implies",

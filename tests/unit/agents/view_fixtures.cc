@@ -35,7 +35,7 @@ std::vector<Lever> Catalog() {
       {"micro_batch_size", "", {"--micro-batch-size"}, {"memory_headroom", "launch_overhead"},
        0.08, 0.35, false},
       {"recompute", "", {"--recompute-granularity"}, {"memory_pressure", "oom"}, -0.15, -0.35,
-       false},
+       false, {{"--recompute-granularity", {"", "selective", "full"}}}},
       {"distributed_optimizer", "", {"--use-distributed-optimizer"},
        {"memory_pressure", "oom"}, 0.01, -0.25, false},
       {"overlap_grad_reduce", "", {"--overlap-grad-reduce"}, {"communication"}, 0.05, 0, false},

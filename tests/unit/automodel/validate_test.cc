@@ -61,3 +61,28 @@ TEST_CASE("moves that make no sense for the recipe are not offered", "[automodel
     CHECK(move.lever_id != "pp_schedule");        // pp is 1
   }
 }
+
+TEST_CASE("a move of a key the config file sets says what the key holds", "[automodel][moves]") {
+  // llama_sft.yaml sets distributed.activation_checkpointing: true and no override does: the move
+  // to selective has no `from` in the overrides, and Move::defaults says it moves from "true".
+  Recipe base = Import("launch_automodel.sh");
+  bool seen = false;
+  for (const auto& move : TheStack().LegalMoves(base, ClusterInfo{})) {
+    if (move.lever_id != "activation_checkpointing") continue;
+    REQUIRE(move.changes.size() == 1);
+    CHECK_FALSE(move.changes[0].from);
+    auto d = move.defaults.find("--distributed.activation_checkpointing");
+    REQUIRE(d != move.defaults.end());
+    CHECK(d->second == "true");
+    seen = true;
+  }
+  CHECK(seen);
+  // The catalog orders the values, least to most checkpointing, for the agents.
+  for (const auto& lever : TheStack().Levers()) {
+    if (lever.id != "activation_checkpointing") continue;
+    CHECK(lever.order.at("--distributed.activation_checkpointing") ==
+          std::vector<std::string>{"false", "selective", "true"});
+    CHECK(lever.expected_speed < 0);   // its forward move (more checkpointing) is slower
+    CHECK(lever.expected_memory < 0);  // and saves memory
+  }
+}

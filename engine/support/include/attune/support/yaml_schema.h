@@ -9,8 +9,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace attune::support::yaml {
 
@@ -33,6 +35,14 @@ std::string RequiredStr(const std::string& source, const YAML::Node& map, const 
                         const std::string& path);
 double Num(const std::string& source, const YAML::Node& node, const std::string& path);
 bool Bool(const std::string& source, const YAML::Node& node, const std::string& path);
+
+// A lever's `order` (attune::Lever::order): a list when the lever has one key, or a mapping from
+// some of its `keys` to lists; each list names two or more distinct values, least to most of the
+// feature, with "" for the key absent. An absent or null node gives an empty map.
+std::map<std::string, std::vector<std::string>> LeverOrder(const std::string& source,
+                                                            const YAML::Node& node,
+                                                            const std::string& path,
+                                                            const std::vector<std::string>& keys);
 
 }  // namespace attune::support::yaml
 
