@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "param_memory.h"
+#include "reading.h"
 
 namespace attune::agents {
 namespace {
@@ -60,6 +61,41 @@ std::optional<double> GradReduceSeconds(const Recipe& recipe, const ClusterInfo&
   };
   return ring(c->dense, c->dense_dp, c->dense_dp_stride) +
          ring(c->expert, c->expert_dp, c->expert_dp_stride);
+}
+
+std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInfo& cluster,
+                                          const std::map<std::string, std::string>& defaults) {
+  std::optional<Fabric> fabric = AssumedFabric(cluster);
+  auto flag = [&](const std::string& key) -> std::optional<double> {
+    std::optional<std::string> v = GetValue(recipe, key);
+    if (!v) {
+      auto d = defaults.find(key);
+      if (d != defaults.end()) v = d->second;
+    }
+    std::optional<long long> n = ParseInt(v);
+    if (!n || *n <= 0) return std::nullopt;
+    return static_cast<double>(*n);
+  };
+  const RecipeShape shape = ReadShape(recipe);
+  std::optional<double> layers = flag("--num-layers"), h = flag("--hidden-size");
+  std::optional<double> seq = flag("--seq-length");
+  std::optional<int> micro_batches = shape.MicroBatches();
+  if (!fabric || shape.tp <= 1 || !layers || !h || !seq || !micro_batches) return std::nullopt;
+  const double tp = shape.tp;
+  const int per_node = std::max(1, recipe.topology.gpus_per_node);
+  const double bandwidth =
+      shape.tp <= per_node ? fabric->nvlink_bytes_per_s : fabric->nic_bytes_per_s;
+  const std::optional<std::string> granularity = GetValue(recipe, "--recompute-granularity");
+  const double dense = granularity && *granularity == "full" ? 14 : 10;
+  // A MoE layer: the attention's collectives, and the experts' only when they are split by ETP.
+  const double etp = flag("--expert-tensor-parallel-size").value_or(tp);
+  const double moe = dense / 2 + (etp > 1 ? dense / 2 : 0);
+  const double experts = flag("--num-experts").value_or(0);
+  const double moe_share = experts > 0 ? 1 / flag("--moe-layer-freq").value_or(1) : 0;
+  const double per_layer = (1 - moe_share) * dense + moe_share * moe;
+  const double bytes = (tp - 1) / tp * (*seq / shape.cp) * shape.mbs * *h * 2;
+  const double stage_layers = *layers / std::max(1, shape.pp);
+  return *micro_batches * stage_layers * per_layer * bytes / bandwidth;
 }
 
 }  // namespace attune::agents

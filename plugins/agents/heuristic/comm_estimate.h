@@ -36,6 +36,20 @@ std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster);
 std::optional<double> GradReduceSeconds(const Recipe& recipe, const ClusterInfo& cluster,
                                         const std::map<std::string, std::string>& defaults = {});
 
+// Seconds per iteration of the tensor-parallel collectives of `recipe`'s busiest pipeline stage,
+// the transfers --tp-comm-overlap pipelines with the GEMMs. With sequence parallelism each layer's
+// forward all-gathers its input before the QKV and FC1 GEMMs and reduce-scatters after the
+// projection and FC2 (4 collectives); its backward reduce-scatters the input gradients of the
+// two column-parallel GEMMs, all-gathers the output gradients of the two row-parallel ones and
+// gathers the column-parallel inputs again for their weight gradients (6); full recomputation
+// runs the forward's 4 again. Each moves (TP-1)/TP of the micro-batch's activations (sequence /
+// CP × micro-batch × hidden, 2 bytes) per GPU, over NVLink while TP fits in a node. In a MoE
+// layer only the attention's half of them is tensor-parallel unless the experts are too (ETP >
+// 1). Without sequence parallelism the all-reduces move about the same. std::nullopt without TP
+// > 1, the model's shape, the global batch or a known fabric.
+std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInfo& cluster,
+                                          const std::map<std::string, std::string>& defaults = {});
+
 }  // namespace attune::agents
 
 #endif  // ATTUNE_PLUGINS_AGENTS_HEURISTIC_COMM_ESTIMATE_H_

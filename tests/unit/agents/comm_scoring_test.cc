@@ -18,6 +18,7 @@ using attune::Recipe;
 using attune::agents::EstimateMove;
 using attune::agents::GradReduceSeconds;
 using attune::agents::MakeScoringContext;
+using attune::agents::TpCollectiveSeconds;
 
 namespace {
 
@@ -138,4 +139,57 @@ TEST_CASE("the gradient reduce's overlap is valued by its share of the leader's 
   Recipe one_node = Llama8b("H100");
   one_node.topology.nodes = 1;
   CHECK(SpeedOf(ViewOf(one_node, 6.5), kOverlapGrad) < 0.005);
+}
+
+TEST_CASE("TP comm overlap is valued by the TP collectives' share of the leader's step",
+          "[agents][scoring]") {
+  // A Llama-3-70B-like recipe: 80 layers of width 8192, sequence 8192, TP 8 x PP 4 on 8 nodes of
+  // 8 H100s (DP 2), global batch 128 of micro-batch 1: 64 micro-batches of 20 layers per rank.
+  Recipe r = Gpt3("4", "128", 8);
+  Set(&r, "--num-layers", "80");
+  Set(&r, "--hidden-size", "8192");
+  Set(&r, "--seq-length", "8192");
+  r.topology.gpu_type = "H100";
+  // 10 collectives a layer (selective recompute re-runs none), each 7/8 of 8192 x 8192 x 2 bytes
+  // over NVLink at 80% of 450 GB/s.
+  const double one = 7.0 / 8 * 8192 * 8192 * 2 / (450e9 * 0.8);
+  const double collectives = 64 * 20 * 10 * one;
+  CampaignView view = ViewOf(r, 16.0);
+  std::optional<double> seconds = TpCollectiveSeconds(r, view.cluster);
+  REQUIRE(seconds);
+  CHECK(*seconds == Approx(collectives).epsilon(1e-9));
+  // About a quarter of a 16 s step, 70% of it hidden: +22%, where the catalog's prior says +6%.
+  view.levers.push_back({"tp_comm_overlap", "", {"--tp-comm-overlap"}, {"communication"}, 0.06,
+                         0.03, false});
+  const Move overlap{"tp_comm_overlap", {{"--tp-comm-overlap", std::nullopt, ""}}, "", {}};
+  const double hidden = 0.7 * collectives;
+  CHECK(SpeedOf(view, overlap) == Approx(hidden / (16.0 - hidden)));
+  CHECK(SpeedOf(view, overlap) > 0.2);
+  // Full recomputation runs the forward's 4 collectives again.
+  Recipe full = r;
+  Set(&full, "--recompute-granularity", "full");
+  CHECK(*TpCollectiveSeconds(full, view.cluster) == Approx(collectives * 1.4).epsilon(1e-9));
+  // Blackwell's NVLink carries twice as much.
+  Recipe b200 = r;
+  b200.topology.gpu_type = "B200";
+  CHECK(*TpCollectiveSeconds(b200, ViewOf(b200, 16.0).cluster) ==
+        Approx(collectives / 2).epsilon(1e-9));
+  // Context parallelism halves each rank's sequence, and the collectives with it.
+  Recipe cp2 = r;
+  Set(&cp2, "--context-parallel-size", "2");
+  Set(&cp2, "--global-batch-size", "64");  // DP 1 now: still 64 micro-batches per pipeline
+  CHECK(*TpCollectiveSeconds(cp2, ViewOf(cp2, 16.0).cluster) ==
+        Approx(collectives / 2).epsilon(1e-9));
+  // Without TP, a sequence length or a known fabric there is nothing to estimate.
+  Recipe tp1 = r;
+  Set(&tp1, "--tensor-model-parallel-size", "1");
+  CHECK_FALSE(TpCollectiveSeconds(tp1, view.cluster));
+  Recipe no_seq = r;
+  Set(&no_seq, "--seq-length", std::nullopt);
+  CHECK_FALSE(TpCollectiveSeconds(no_seq, view.cluster));
+  Recipe cpu = r;
+  cpu.topology.gpu_type = "cpu";
+  CampaignView cpu_view = ViewOf(cpu, 16.0);
+  cpu_view.levers = view.levers;
+  CHECK(SpeedOf(cpu_view, overlap) == Approx(0.06));
 }
