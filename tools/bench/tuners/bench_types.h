@@ -54,6 +54,20 @@ struct SpaceResult {
   // The fastest feasible recipes the search measured (the baseline included), fastest first, at
   // most kTopKept: what a side-by-side re-measurement runs again.
   std::vector<std::pair<double, Recipe>> top;
+  // The fastest feasible recipe the search found at each number of moves from the baseline
+  // (index 0: the baseline itself; 0 where a level had none).
+  std::vector<double> level_best;
+
+  // The fewest one-lever moves from the baseline to a recipe at 90% of best_tps among the
+  // recipes the search measured: 0 when the baseline is there already, -1 when no level reaches
+  // it (the best was raised past the search by an agent's leader). Levels past the first are
+  // beam-limited, so a shorter path the beam dropped is possible but not seen.
+  int MovesTo90() const {
+    for (size_t d = 0; d < level_best.size(); ++d) {
+      if (best_tps > 0 && level_best[d] >= 0.9 * best_tps) return static_cast<int>(d);
+    }
+    return -1;
+  }
 };
 
 inline constexpr int kTopKept = 10;
@@ -69,9 +83,11 @@ struct CampaignOutcome {
   double fraction_of_best = 0;          // final_tps / exhaustive best
   std::optional<double> gpu_hours_to_90;  // charged when the leader first reached 90% of best
   double gpu_hours_charged = 0;
-  // Charged when the first candidate's first job finished (the baseline's runs and that job): no
-  // agent can reach 90% of the best sooner unless the baseline is already there.
-  std::optional<double> gpu_hours_first_candidate;
+  // Charged when each candidate's first job finished, in the order the candidates ran. Every
+  // candidate differs from a measured recipe by one lever, so a leader n moves from the baseline
+  // comes at the earliest with the n-th candidate: no agent reaches 90% of the best sooner than
+  // the baseline's runs and SpaceResult::MovesTo90() candidates' jobs.
+  std::vector<double> gpu_hours_after_candidates;
   int jobs = 0;
   int failed_jobs = 0;
   int recipe_failures = 0;              // failed jobs not blamed on infrastructure (OOM, config)

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "yaml_json.h"
@@ -98,6 +99,7 @@ CampaignOutcome ReadOutcome(const std::vector<json>& events, const Recipe& basel
   std::map<std::string, std::string> job_candidate;
   Trajectory t;
   bool baseline_seen = false;
+  std::set<std::string> measured;  // candidates whose first job has finished
   for (const json& e : events) {
     std::string type = e.value("type", "");
     const json d = e.value("data", json::object());
@@ -118,8 +120,8 @@ CampaignOutcome ReadOutcome(const std::vector<json>& events, const Recipe& basel
       if (failed || (state != "succeeded" && !state.empty())) ++out.failed_jobs;
       if (failed && !d["failure"].value("infrastructure", false)) ++out.recipe_failures;
       const std::string& candidate = job_candidate[d.value("job", "")];
-      if (!out.gpu_hours_first_candidate && !candidate.empty() && candidate != "baseline") {
-        out.gpu_hours_first_candidate = t.charged;
+      if (!candidate.empty() && candidate != "baseline" && measured.insert(candidate).second) {
+        out.gpu_hours_after_candidates.push_back(t.charged);
       }
       if (!baseline_seen && candidate == "baseline") {
         baseline_seen = true;

@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
     }
     outcomes.insert(outcomes.end(), some.begin(), some.end());
   }
-  std::vector<AgentRow> rows = Aggregate(outcomes);
+  std::vector<AgentRow> rows = Aggregate(outcomes, spaces);
   PrintTable(spaces, rows, budget_note, std::cout);
   std::cout << "\n";
   PrintTargets(spaces, rows, std::cout);

@@ -27,8 +27,11 @@ struct AgentRow {
   int runs = 0, reached = 0, errors = 0;
   double mean_speedup = 0, mean_fraction = 0;
   double median_gpuh_to_90 = -1;  // -1: the median seed never reached it
-  // Median GPU-h charged when the first candidate's job finished: the least any agent can need to
-  // reach 90% (the baseline's runs are paid first); -1 when no campaign got that far.
+  // The fewest candidates that can give a leader at 90% of the best (SpaceResult::MovesTo90(),
+  // at least 1), and the median GPU-h charged when that many candidates' first jobs had finished:
+  // the least any agent can need to reach 90%, as this agent's jobs cost; -1 when no campaign got
+  // that far.
+  int floor_candidates = 1;
   double median_gpuh_floor = -1;
   double mean_gpuh_spent = 0;
   double failed_share = 0;
@@ -37,7 +40,9 @@ struct AgentRow {
   double mean_speedup_at_budget[3] = {0, 0, 0};  // at kBudgetCheckpoints
 };
 
-std::vector<AgentRow> Aggregate(const std::vector<CampaignOutcome>& outcomes);
+// `spaces`: each scenario's reference search, for the fewest moves to 90% of its best.
+std::vector<AgentRow> Aggregate(const std::vector<CampaignOutcome>& outcomes,
+                                const std::map<std::string, SpaceResult>& spaces);
 
 void PrintTable(const std::map<std::string, SpaceResult>& spaces,
                 const std::vector<AgentRow>& rows, double budget_note, std::ostream& out);

@@ -137,6 +137,7 @@ SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth,
   r.best_tps = r.baseline_tps;
   r.evaluated = 1;
   r.feasible = base ? 1 : 0;
+  r.level_best.push_back(r.baseline_tps);
   std::vector<std::pair<double, Recipe>> level{{r.baseline_tps, baseline}};
   if (base) r.top.emplace_back(*base, baseline);
   auto keep_top = [&r](double tps, const Recipe& recipe) {
@@ -147,6 +148,7 @@ SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth,
   };
   for (int d = 1; d <= depth && !level.empty(); ++d) {
     std::vector<std::pair<double, Recipe>> next_level;
+    r.level_best.push_back(0);
     for (const auto& [tps_from, recipe] : level) {
       for (const Move& m : evaluator->stack().LegalMoves(recipe, evaluator->cluster())) {
         Recipe next = recipe;
@@ -162,6 +164,7 @@ SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth,
         if (!tps) continue;  // a failing recipe is a dead end: moves from it are not explored
         ++r.feasible;
         keep_top(*tps, next);
+        r.level_best[d] = std::max(r.level_best[d], *tps);
         if (*tps > r.best_tps) {
           r.best_tps = *tps;
           r.best_change = DescribeChanges(Diff(baseline, next));
