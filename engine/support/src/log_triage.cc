@@ -160,6 +160,9 @@ Failure HangAt(const LogLine* evidence, const std::string& why) {
   f.signature = "hang_no_progress";
   f.hint = why + "; the job stopped making progress without an error (a rank is stuck or a "
                  "collective is mismatched); retry once, then try another configuration";
+  // A stuck rank or node is the infrastructure's until the same recipe hangs again: the tune step
+  // retries a silent hang once and judges the recipe on a second one (steps.h).
+  f.infrastructure = true;
   if (evidence) SetEvidence(*evidence, &f);  // the last line: the job was alive until then
   return f;
 }

@@ -121,6 +121,7 @@ TEST_CASE("a hang: the training rank falls silent while other processes keep log
   Failure f = Triage(log, progress, JobEnd{-1, "timed_out", 1500});
   CHECK(f.kind == FailureKind::kHang);
   CHECK(f.signature == "hang_no_progress");
+  CHECK(f.infrastructure);  // retried once by the tune step before the recipe is blamed
   CHECK(f.line == 4);
   CHECK(f.process == "RolloutManager pid=2");
   CHECK(f.hint.find("no training step for 1190 s after step 2") == 0);
