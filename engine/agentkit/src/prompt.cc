@@ -111,12 +111,21 @@ void Moves(std::ostringstream& o, const CampaignView& v) {
     o << "- (" << v.legal_moves.size() - kMaxMoves << " more; see `attune stack show " << v.stack
       << "`)\n";
   }
-  o << "\n## Lever catalog\n";
+  o << "\n## Lever catalog\n"
+    << "Expected speed and memory are the priors of a lever's forward move (a number going up, a\n"
+    << "switch turned on, a value further along its order); the move back is worth the opposite.\n";
   for (const Lever& l : v.levers) {
     o << "- " << l.id << ": " << l.description << " (addresses:";
     for (const auto& a : l.addresses) o << " " << a;
     o << "; expected speed " << Num(l.expected_speed * 100, 3) << "%, memory "
-      << Num(l.expected_memory * 100, 3) << "%)\n";
+      << Num(l.expected_memory * 100, 3) << "%";
+    for (const auto& [key, values] : l.order) {
+      o << "; order of " << key << ":";
+      for (size_t i = 0; i < values.size(); ++i) {
+        o << (i ? " < " : " ") << (values[i].empty() ? std::string("(absent)") : values[i]);
+      }
+    }
+    o << ")\n";
   }
   o << "\n";
 }

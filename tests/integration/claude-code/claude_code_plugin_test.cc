@@ -169,6 +169,14 @@ TEST_CASE("the prompt carries what the agent needs to decide", "[claude-code][pr
     CHECK(Contains(p, needle));
   }
   CHECK(Contains(BuildRetryPrompt("bad from"), "could not be used: bad from"));
+  // A categorical lever's order is in the catalog, with what "forward" means.
+  Lever recompute{"recompute", "activation recomputation", {"--recompute-granularity"}, {"oom"},
+                  -0.2, -0.4, false};
+  recompute.order = {{"--recompute-granularity", {"", "selective", "full"}}};
+  v.levers.push_back(recompute);
+  p = BuildProposalPrompt(v);
+  CHECK(Contains(p, "order of --recompute-granularity: (absent) < selective < full"));
+  CHECK(Contains(p, "priors of a lever's forward move"));
 }
 
 TEST_CASE("a huge history keeps the prompt bounded", "[claude-code][prompt]") {
