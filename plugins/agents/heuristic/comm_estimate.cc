@@ -66,16 +66,7 @@ std::optional<double> GradReduceSeconds(const Recipe& recipe, const ClusterInfo&
 std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInfo& cluster,
                                           const std::map<std::string, std::string>& defaults) {
   std::optional<Fabric> fabric = AssumedFabric(cluster);
-  auto flag = [&](const std::string& key) -> std::optional<double> {
-    std::optional<std::string> v = GetValue(recipe, key);
-    if (!v) {
-      auto d = defaults.find(key);
-      if (d != defaults.end()) v = d->second;
-    }
-    std::optional<long long> n = ParseInt(v);
-    if (!n || *n <= 0) return std::nullopt;
-    return static_cast<double>(*n);
-  };
+  auto flag = [&](const std::string& key) { return PositiveFlag(recipe, defaults, key); };
   const RecipeShape shape = ReadShape(recipe);
   std::optional<double> layers = flag("--num-layers"), h = flag("--hidden-size");
   std::optional<double> seq = flag("--seq-length");

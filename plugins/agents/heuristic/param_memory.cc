@@ -33,14 +33,7 @@ class Flags {
       : recipe_(r), defaults_(defaults) {}
 
   std::optional<double> Get(const std::string& key) const {
-    std::optional<std::string> v = GetValue(recipe_, key);
-    if (!v) {
-      auto d = defaults_.find(key);
-      if (d != defaults_.end()) v = d->second;
-    }
-    std::optional<long long> n = ParseInt(v);
-    if (!n || *n <= 0) return std::nullopt;
-    return static_cast<double>(*n);
+    return PositiveFlag(recipe_, defaults_, key);
   }
   double Or(const std::string& key, double fallback) const { return Get(key).value_or(fallback); }
   bool Set(const std::string& key) const { return GetValue(recipe_, key).has_value(); }

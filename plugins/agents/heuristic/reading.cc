@@ -140,6 +140,19 @@ std::optional<long long> ParseInt(const std::optional<std::string>& text) {
   return v;
 }
 
+std::optional<double> PositiveFlag(const Recipe& recipe,
+                                   const std::map<std::string, std::string>& defaults,
+                                   const std::string& key) {
+  std::optional<std::string> v = GetValue(recipe, key);
+  if (!v) {
+    auto d = defaults.find(key);
+    if (d != defaults.end()) v = d->second;
+  }
+  std::optional<long long> n = ParseInt(v);
+  if (!n || *n <= 0) return std::nullopt;
+  return static_cast<double>(*n);
+}
+
 std::optional<int> RecipeShape::MicroBatches() const {
   if (!gbs || mbs <= 0 || dp <= 0) return std::nullopt;
   int m = *gbs / (mbs * dp);

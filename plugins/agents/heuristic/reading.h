@@ -19,6 +19,7 @@
 #ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_READING_H_
 #define ATTUNE_PLUGINS_AGENTS_HEURISTIC_READING_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,12 @@ RecipeShape ReadShape(const Recipe& recipe);
 
 // Parses a whole-string integer; std::nullopt otherwise.
 std::optional<long long> ParseInt(const std::optional<std::string>& text);
+
+// `key`'s value in `recipe` as a positive integer, read from `defaults` (what an absent key
+// means, Move::defaults) when the recipe does not set it; std::nullopt otherwise.
+std::optional<double> PositiveFlag(const Recipe& recipe,
+                                   const std::map<std::string, std::string>& defaults,
+                                   const std::string& key);
 
 // How much more than the mean routed load the busiest of `ep` expert-parallel ranks carries when
 // each holds experts/ep experts (0 without expert parallelism); see ReadMoe in reading.cc.

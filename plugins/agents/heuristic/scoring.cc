@@ -417,8 +417,8 @@ MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever,
   if (changes.empty()) return shape;
   // An absent key whose meaning the stack told (Move::defaults): a move from that value.
   const Change c = Effective(changes, lever, defaults);
-  // The catalog's order decides first: "false" -> "selective" is a move up even where both ends
-  // would read as switches.
+  // The catalog's order decides first: checkpointing "true" -> "selective" is a move back,
+  // where both ends read as "on" to the switch rule below.
   std::optional<int> rank_from = OrderRank(lever, c.key, c.from);
   std::optional<int> rank_to = OrderRank(lever, c.key, c.to);
   if (rank_from && rank_to && *rank_from != *rank_to) {
