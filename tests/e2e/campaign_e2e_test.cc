@@ -251,12 +251,19 @@ TEST_CASE("a candidate whose run failed for the infrastructure runs again; its l
       }
       if (runs.empty()) continue;  // the leader stayed the baseline, or the budget ran out
       INFO(who << " pair " << p << ": " << runs.size() << " run(s)");
+      int silent_hangs = 0;
+      for (const JobRecord* j : runs) {
+        silent_hangs += j->failure && j->failure->signature == "hang_no_progress" ? 1 : 0;
+      }
+      CHECK(silent_hangs <= 2);  // a second silent hang settles the pair, as the recipe's
       for (size_t i = 0; i + 1 < runs.size(); ++i) {
         CHECK((runs[i]->failure && runs[i]->failure->infrastructure));
       }
       if (runs.size() > 1) ++pair_retries;
       const JobRecord* last = runs.back();
-      CHECK((last->measurement || !last->failure || !last->failure->infrastructure || runs.size() == 3));
+      const bool hung_twice = silent_hangs == 2 && last->failure && last->failure->signature == "hang_no_progress";
+      CHECK((last->measurement || !last->failure || !last->failure->infrastructure || runs.size() == 3 ||
+             hung_twice));
     }
   }
   INFO("candidates: " << s.candidates.size() << ", jobs: " << s.jobs.size() << ", pair retries: " << pair_retries);

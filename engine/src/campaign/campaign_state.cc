@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "attune/support/log_triage.h"
 #include "campaign/events.h"
 #include "profile/breakdown_chart.h"
 
@@ -413,6 +414,12 @@ Status CampaignState::ApplyProfile(const json& d) {
   p.error = d.value("error", "");
   profiles.push_back(std::move(p));
   return Status::Ok();
+}
+
+bool InfrastructureBlame::operator()(const JobRecord& run) {
+  if (!run.FailedForInfrastructure()) return false;
+  if (run.failure->signature != support::kSilentHangSignature) return true;
+  return silent_hangs_++ == 0;
 }
 
 }  // namespace attune

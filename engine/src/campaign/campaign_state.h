@@ -124,6 +124,19 @@ struct JobRecord {
   bool FailedForInfrastructure() const { return failure && failure->infrastructure; }
 };
 
+// Whether one recipe's counted runs, asked in the order they ran, failed for the infrastructure:
+// as triage flagged them, except that a silent hang (support::kSilentHangSignature: a stuck rank
+// or node, or the recipe's own mismatched collectives) is the infrastructure's only the first
+// time; a second one is the recipe's. Every step that retries runs decides with it, from the
+// recorded runs alone, so a replay decides the same.
+class InfrastructureBlame {
+ public:
+  bool operator()(const JobRecord& run);
+
+ private:
+  int silent_hangs_ = 0;
+};
+
 struct CandidateRecordState {
   std::string id;      // "c001"
   int index = 0;       // 1-based proposal order

@@ -123,10 +123,14 @@ Status RunProfileStep(RunContext& ctx, const StepDecl& step) {
     const std::string who = s.leader_id;
     const JobRecord* last = nullptr;
     int infrastructure_failures = 0;
+    bool last_blames_infrastructure = false;
+    InfrastructureBlame blame;
     for (const auto& j : s.jobs) {
       if (j.purpose != JobPurpose::kProfile || j.candidate != who || j.step != step.id) continue;
-      if (j.InFlight() || j.Counts()) last = &j;
-      if (j.Counts() && j.FailedForInfrastructure()) ++infrastructure_failures;
+      if (!j.InFlight() && !j.Counts()) continue;  // cancelled by the engine: no result
+      last = &j;
+      last_blames_infrastructure = j.Counts() && blame(j);
+      if (last_blames_infrastructure) ++infrastructure_failures;
     }
     if (last && last->InFlight()) {
       std::error_code ec;
@@ -144,7 +148,7 @@ Status RunProfileStep(RunContext& ctx, const StepDecl& step) {
       if (p.error.empty()) {
         return FinishStep(ctx, step, "done");
       }
-      const bool retry = last->FailedForInfrastructure() && infrastructure_failures <= infra_retries;
+      const bool retry = last_blames_infrastructure && infrastructure_failures <= infra_retries;
       if (!retry) {
         return FinishStep(ctx, step, last->failure ? "profile_failed" : "no_traces");
       }

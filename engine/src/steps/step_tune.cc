@@ -39,16 +39,6 @@ GateVerdict Judge(const RunContext& ctx, const CandidateRecordState& c) {
   return CandidateGateCheck(*ctx.stack, s.baseline, s.cluster, in);
 }
 
-// Whether a counted job of a candidate failed for the infrastructure, its jobs taken in order. A
-// silent hang (support triage's hang_no_progress) may be a stuck rank or node or the recipe's own
-// mismatched collectives: the first is the infrastructure's and is retried, a second hang of the
-// same candidate is the recipe's. `silent_hangs` counts the ones seen so far.
-bool BlamesInfrastructure(const JobRecord& j, int* silent_hangs) {
-  if (!j.FailedForInfrastructure()) return false;
-  if (j.failure->kind != FailureKind::kHang || j.failure->signature != "hang_no_progress") return true;
-  return (*silent_hangs)++ == 0;
-}
-
 // What ranking `c` rests on: its runs' median against the leader's, with the noise band.
 OutcomeInput RankInput(const CampaignState& s, const CandidateRecordState& c, bool skipped) {
   OutcomeInput in;
@@ -58,11 +48,11 @@ OutcomeInput RankInput(const CampaignState& s, const CandidateRecordState& c, bo
   // A run that failed for the recipe decides; one that failed for the infrastructure only when no
   // retry measured (the retries ran out, or the budget did).
   std::optional<Failure> infrastructure;
-  int silent_hangs = 0;
+  InfrastructureBlame blame;
   for (const auto& name : c.jobs) {
     const JobRecord* j = s.FindJob(name);
     if (!j || !j->Counts() || !j->failure) continue;
-    const bool blamed = BlamesInfrastructure(*j, &silent_hangs);
+    const bool blamed = blame(*j);
     if (!blamed && !in.failure) in.failure = j->failure;
     if (blamed) infrastructure = j->failure;
   }
@@ -128,13 +118,14 @@ Status AdvanceCandidate(RunContext& ctx, const StepDecl& step, const CandidateRe
     return ctx.Append({NewEvent{events::kCandidateRanked,
                                 json{{"candidate", c.id}, {"outcome", OutcomeName(Outcome::kRefused)}}}});
   }
-  int runs = 0, infrastructure_failures = 0, silent_hangs = 0;
+  int runs = 0, infrastructure_failures = 0;
   bool failed = false;
+  InfrastructureBlame blame;
   for (const auto& name : c.jobs) {
     const JobRecord* j = ctx.state.FindJob(name);
     if (j && j->InFlight()) return DriveJob(ctx, name);
     if (!j || !j->Counts()) continue;
-    if (BlamesInfrastructure(*j, &silent_hangs)) {
+    if (blame(*j)) {
       ++infrastructure_failures;
     } else {
       ++runs;

@@ -33,13 +33,14 @@ Status CheckLeaderLosses(RunContext& ctx) {
 }
 
 // A pair's run is settled once it measured or failed for its recipe, or when runs that failed for
-// the infrastructure (triage's flag: NCCL, hang, node lost) used up the retries: such a run is run
-// again, so that a pair is not lost to bad luck.
+// the infrastructure (InfrastructureBlame: NCCL, a first silent hang, node lost) used up the
+// retries: such a run is run again, so that a pair is not lost to bad luck.
 bool Settled(const CampaignState& state, const std::string& who, int pair, int infra_retries) {
   int infrastructure = 0;
+  InfrastructureBlame blame;
   for (const auto* j : state.JobsOf(who, JobPurpose::kVerify)) {
     if (j->pair != pair) continue;
-    if (!j->FailedForInfrastructure()) return true;
+    if (!blame(*j)) return true;
     ++infrastructure;
   }
   return infrastructure > infra_retries;

@@ -16,9 +16,8 @@ namespace attune {
 Status RunBenchmarkStep(RunContext& ctx, const StepDecl& step);
 // `tune`: asks the agent, gates, measures and ranks until the budget, the candidate limit or
 // the agent ends it. with: max_candidates, agent_retries, infra_retries (new runs after a run that
-// failed for the infrastructure, JobRecord::FailedForInfrastructure, so that a lever is not lost to
-// bad luck; a silent hang is retried once, and a second one of the same candidate is its recipe's),
-// stop.no_gain_candidates (end after that many candidates ran without a new leader).
+// failed for the infrastructure, InfrastructureBlame, so that a lever is not lost to bad luck; a
+// second silent hang of the same candidate is its recipe's), stop.no_gain_candidates (end after that many candidates ran without a new leader).
 // Outcomes: no_baseline, agent_done, max_candidates, agent_failed, stop_rule, budget_exhausted,
 // each recorded with its reason. Defaults: the schemas in step_kinds.cc.
 Status RunTuneStep(RunContext& ctx, const StepDecl& step);

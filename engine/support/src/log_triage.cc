@@ -157,12 +157,10 @@ const LogLine* LastNonEmpty(const std::vector<LogLine>& lines) {
 Failure HangAt(const LogLine* evidence, const std::string& why) {
   Failure f;
   f.kind = FailureKind::kHang;
-  f.signature = "hang_no_progress";
+  f.signature = kSilentHangSignature;
   f.hint = why + "; the job stopped making progress without an error (a rank is stuck or a "
                  "collective is mismatched); retry once, then try another configuration";
-  // A stuck rank or node is the infrastructure's until the same recipe hangs again: the tune step
-  // retries a silent hang once and judges the recipe on a second one (steps.h).
-  f.infrastructure = true;
+  f.infrastructure = true;  // until the same recipe hangs again (kSilentHangSignature)
   if (evidence) SetEvidence(*evidence, &f);  // the last line: the job was alive until then
   return f;
 }

@@ -85,19 +85,20 @@ std::vector<Move> AutoModelStack::LegalMoves(const Recipe& recipe, const Cluster
   for (const auto& spec : knowledge_.levers) {
     if (!MoveMakesSense(spec, recipe)) continue;
     auto current = view.Get(spec.key.substr(2));
+    const std::optional<std::string> from = GetValue(recipe, spec.key);
+    // A key no override sets still has a value: the config file's, else AutoModel's default.
+    // Agents read the move from it (true -> selective checkpointing is a move back).
+    const std::string effective = current.value_or(spec.default_value);
     for (const auto& value : spec.values) {
       if (current && *current == value) continue;
-      Change change{spec.key, GetValue(recipe, spec.key), value};
+      Change change{spec.key, from, value};
       Recipe candidate = recipe;
       if (!ApplyChanges(&candidate, {change}).ok()) continue;
       if (!Validate(candidate, cluster).ok()) continue;
       if (!CheckObjective(recipe, candidate).pass) continue;
       Move move{spec.lever.id, {change},
                 spec.key.substr(2) + " " + current.value_or("(unset)") + " -> " + value, {}};
-      // A key no override sets still has a value: the config file's, else AutoModel's default.
-      // Agents read the move from it (true -> selective checkpointing is a move back).
-      std::string effective = current.value_or(spec.default_value);
-      if (!change.from && !effective.empty()) move.defaults[spec.key] = effective;
+      if (!from && !effective.empty()) move.defaults[spec.key] = effective;
       moves.push_back(std::move(move));
     }
   }

@@ -441,3 +441,35 @@ TEST_CASE("candidate ids are zero-padded and reservations scale with devices", "
 
 }  // namespace
 }  // namespace attune
+
+namespace attune {
+
+TEST_CASE("a recipe's first silent hang is the infrastructure's, its second the recipe's", "[fold][infra]") {
+  auto failed = [](const char* signature, bool infrastructure) {
+    JobRecord j;
+    j.finished = true;
+    Failure f;
+    f.kind = std::string(signature) == "hang_no_progress" ? FailureKind::kHang : FailureKind::kNcclTimeout;
+    f.signature = signature;
+    f.infrastructure = infrastructure;
+    j.failure = f;
+    return j;
+  };
+  const JobRecord hang = failed("hang_no_progress", true);
+  const JobRecord timeout = failed("nccl_watchdog_timeout", true);
+  const JobRecord oom = failed("cuda_oom_pytorch", false);
+  InfrastructureBlame blame;
+  CHECK(blame(hang));
+  CHECK(blame(timeout));  // other infrastructure failures never become the recipe's
+  CHECK(blame(timeout));
+  CHECK_FALSE(blame(hang));
+  CHECK_FALSE(blame(hang));
+  CHECK_FALSE(blame(oom));
+  JobRecord measured;
+  measured.finished = true;
+  CHECK_FALSE(InfrastructureBlame()(measured));
+  // Each recipe's runs start a count of their own.
+  CHECK(InfrastructureBlame()(hang));
+}
+
+}  // namespace attune

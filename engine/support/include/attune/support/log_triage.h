@@ -33,6 +33,12 @@
 
 namespace attune::support {
 
+// The signature of a job whose training records stop without any error (the hang rule below):
+// a stuck rank or node, or the recipe's own mismatched collectives. Triage marks it
+// infrastructure; the engine retries a recipe's first one and blames the recipe for a second
+// (InfrastructureBlame in engine/src/campaign/campaign_state.h).
+inline constexpr const char* kSilentHangSignature = "hang_no_progress";
+
 struct TriageSignature {
   std::string id;
   FailureKind kind = FailureKind::kUnknown;
