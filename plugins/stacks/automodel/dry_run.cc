@@ -216,10 +216,13 @@ Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Kn
   sim::Features& f = plan.feat;
   f.fsdp = mesh.strategy == "fsdp2" || mesh.strategy == "megatron_fsdp";
   f.distributed_optimizer = f.fsdp;
-  // FSDP reduce-scatters gradients during the backward pass and (with prefetch) gathers the next
-  // layer's parameters while this one computes; DDP overlaps its gradient buckets.
+  // FSDP reduce-scatters gradients during the backward pass and gathers the next layer's
+  // parameters while this one computes; DDP overlaps its gradient buckets. FSDP2 prefetches
+  // implicitly (the host issues the next gather on its own stream while the GPU is still on this
+  // layer), so the gathers overlap whether or not `enable_fsdp2_prefetch` (false by default) asks
+  // for explicit prefetching; what that adds, when the host cannot run ahead, is not modelled.
   f.overlap_grad_reduce = true;
-  f.overlap_param_gather = f.fsdp && view.GetBool("distributed.enable_fsdp2_prefetch", true);
+  f.overlap_param_gather = f.fsdp;
   f.sequence_parallel = p.tp > 1 && view.GetBool("distributed.sequence_parallel", false);
   f.tp_comm_overlap = p.tp > 1 && view.GetBool("distributed.enable_async_tensor_parallel", false);
   std::string ac = view.Get("distributed.activation_checkpointing").value_or("false");
