@@ -345,6 +345,65 @@ TEST_CASE("a production-length recipe is benchmarked in its short form and shipp
   fs::remove_all(dir.parent_path());
 }
 
+TEST_CASE("a job its time limit ends after its log pinned the step time down is measured from that log",
+          "[e2e][time_limit]") {
+  // The baseline runs 30 iterations of ~7.9 s after ~110 s of start-up (~340 s in all). With a
+  // 320 s limit each job is killed a few iterations short of its end, after ~25 steady ones; the
+  // simulated cluster never shows a running job, so the adaptive stop cannot fire first.
+  const fs::path dir = FreshDir("time-limit");
+  Run r = RunIt(dir, 0, WorkflowVariant(dir, "time-limit", "job_time_limit_s: 1800", "job_time_limit_s: 320"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CampaignState s = FoldDir(dir);
+  CHECK(s.finished);
+  const auto baseline = s.JobsOf("baseline", JobPurpose::kBaseline);
+  REQUIRE(baseline.size() == 3);
+  for (const JobRecord* j : baseline) {
+    INFO(j->name);
+    CHECK(j->state == JobState::kTimedOut);
+    CHECK(j->measured_at_time_limit);
+    CHECK_FALSE(j->failure.has_value());
+    REQUIRE(j->measurement.has_value());
+    CHECK(j->measurement->iterations_used >= 20);
+    CHECK(j->charged_gpu_hours == Approx(j->devices * 320.0 / 3600).epsilon(0.01));
+  }
+  CHECK(s.FindStep("baseline")->outcome == "done");
+  // Tuning went on from the measured baseline; a candidate measured at its limit counts too.
+  CHECK(s.candidates.size() >= 1);
+  int measured_at_limit = 0;
+  for (const auto& j : s.jobs) {
+    if (j.measured_at_time_limit) {
+      ++measured_at_limit;
+      CHECK(j.measurement.has_value());
+    }
+    // A job killed by its limit is either measured or a time-limit failure, never both or neither.
+    if (j.finished && j.state == JobState::kTimedOut && !j.measured_at_time_limit) {
+      REQUIRE(j.failure.has_value());
+      CHECK(j.failure->kind == FailureKind::kTimeLimit);
+    }
+  }
+  CHECK(measured_at_limit >= 3);
+  const std::string report = Slurp(dir / "REPORT.md");
+  CHECK_THAT(report, Catch::Contains(std::to_string(measured_at_limit) + " jobs reached their time limit"));
+  CHECK_THAT(report, Catch::Contains("raise `budget.job_time_limit_s`"));
+
+  // A limit too short for a steady measurement stays a time-limit failure: the baseline fails.
+  const fs::path short_dir = FreshDir("time-limit-short");
+  Run r2 = RunIt(short_dir, 0,
+                 WorkflowVariant(short_dir, "time-limit-short", "job_time_limit_s: 1800", "job_time_limit_s: 200"));
+  INFO(r2.err);
+  CampaignState s2 = FoldDir(short_dir);
+  REQUIRE_FALSE(s2.JobsOf("baseline", JobPurpose::kBaseline).empty());
+  for (const JobRecord* j : s2.JobsOf("baseline", JobPurpose::kBaseline)) {
+    CHECK_FALSE(j->measured_at_time_limit);
+    REQUIRE(j->failure.has_value());
+    CHECK(j->failure->kind == FailureKind::kTimeLimit);
+  }
+  CHECK(s2.FindStep("baseline")->outcome == "baseline_failed");
+  fs::remove_all(dir.parent_path());
+  fs::remove_all(short_dir.parent_path());
+}
+
 TEST_CASE("campaigns in folders of the same name get distinct ids and the same results", "[e2e][identity]") {
   // Two campaigns named `camp` (in two parent folders): on a shared cluster their job names must
   // not collide, and nothing drawn at random may depend on the folder's name or the id.

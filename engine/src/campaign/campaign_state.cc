@@ -306,6 +306,12 @@ Status CampaignState::ApplyFinished(const json& d) {
   if (d.value("stopped_early", false) && !j->stop_requested) {
     return Malformed(events::kJobFinished, "job " + j->name + " stopped early without a JobStopRequested");
   }
+  const bool at_limit = d.value("measured_at_time_limit", false);
+  if (at_limit && (d.value("stopped_early", false) || !d.contains("measurement") || d.at("measurement").is_null())) {
+    return Malformed(events::kJobFinished, "job " + j->name +
+                                               " measured at its time limit without a measurement, or also "
+                                               "stopped early");
+  }
   j->finished = true;
   j->status = d.value("status", json::object());
   j->state = JobStateFromName(j->status.value("state", "unknown")).value_or(JobState::kUnknown);
@@ -322,6 +328,7 @@ Status CampaignState::ApplyFinished(const json& d) {
   // after a restart (the launcher then reports a plain cancelled or killed job).
   j->cancelled_by_engine = d.value("cancelled_by_engine", false) || j->cancel_requested;
   j->stopped_early = d.value("stopped_early", false);
+  j->measured_at_time_limit = at_limit;
   // Charge and release in one step: the ledger never shows a job both reserved and charged.
   ledger.reserved -= j->reserved_gpu_hours;
   if (ledger.reserved < 1e-12) ledger.reserved = std::max(0.0, ledger.reserved);

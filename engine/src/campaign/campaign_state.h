@@ -115,6 +115,9 @@ struct JobRecord {
   int64_t stop_log_bytes = 0;
   nlohmann::json stop;               // the JobStopRequested data
   bool stopped_early = false;        // JobFinished.stopped_early
+  // JobFinished.measured_at_time_limit: its time limit ended the job after its log had pinned the
+  // step time down; measured from the complete lines it logged.
+  bool measured_at_time_limit = false;
 
   bool InFlight() const { return !finished; }
   // A finished job whose result counts for its candidate (engine cancellations do not).

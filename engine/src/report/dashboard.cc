@@ -191,7 +191,8 @@ json JobJson(const JobRecord& j) {
           {"gpu_hours", j.charged_gpu_hours},
           {"measurement", j.measurement ? MeasurementToJson(*j.measurement) : json()},
           {"failure", j.failure ? FailureToJson(*j.failure) : json()},
-          {"stopped_early", j.stopped_early}};
+          {"stopped_early", j.stopped_early},
+          {"measured_at_time_limit", j.measured_at_time_limit}};
 }
 
 json DiagnosesJson(const std::vector<Diagnosis>& ds) {

@@ -78,6 +78,27 @@ std::string ShipSection(const CampaignState& state, const std::string& launch_co
 }
 
 // The adaptive stop: which jobs it ended, after how many iterations, with what precision.
+// Jobs that their time limit ended after their logs had pinned the step time down: measured from
+// what they logged, with the limit to raise (or the benchmark form to shorten) named.
+std::string TimeLimitParagraph(const CampaignState& state) {
+  int n = 0;
+  double hours = 0, limit = 0;
+  for (const auto& j : state.jobs) {
+    if (!j.finished || !j.measured_at_time_limit) continue;
+    ++n;
+    hours += j.charged_gpu_hours;
+    limit = std::max(limit, j.time_limit_s);
+  }
+  if (n == 0) return "";
+  return fmt::format(
+      "{} job{} reached {} time limit (up to {} s) after {} log{} had already pinned the median step "
+      "time down as the adaptive stop would; each was measured from the iterations it logged "
+      "rather than recorded as failed. Together they were charged {} GPU-hours. To let such jobs "
+      "end on their own, raise `budget.job_time_limit_s` or shorten the recipe's benchmark run.\n\n",
+      n, n == 1 ? "" : "s", n == 1 ? "its" : "their", ri::Fixed(limit, 0), n == 1 ? "its" : "their",
+      n == 1 ? "" : "s", ri::Fixed(hours, 4));
+}
+
 std::string EarlyStopParagraph(const CampaignState& state) {
   int stopped = 0, finished = 0;
   int64_t fewest = 0, most = 0;
@@ -131,7 +152,7 @@ std::string BenchmarkSection(const CampaignState& state) {
     for (const auto& c : shown->benchmark_changes) out += "- `" + DescribeChange(c) + "`\n";
     out += "\n";
   }
-  return out + EarlyStopParagraph(state);
+  return out + EarlyStopParagraph(state) + TimeLimitParagraph(state);
 }
 
 std::string GateSection(const CampaignState& state) {

@@ -93,12 +93,49 @@ std::string_view CompleteLines(std::string_view text) {
   return nl == std::string_view::npos ? std::string_view() : text.substr(0, nl + 1);
 }
 
+// What a log prefix (complete lines) measures when it already pins the step time down: the
+// stack's triage finds no failure in it as a run that ended well, the first losses the paired-loss
+// check compares are logged, and the iterations the stack measured are steady (CheckSteady with the
+// adaptive stop's minimum and precision). The adaptive stop decides on it while a job runs; a job
+// that its time limit ended is measured by it afterwards.
+struct SteadyLog {
+  LogParse parse;
+  Measurement measurement;
+  SteadyCheck check;
+};
+std::optional<SteadyLog> SteadyPrefix(RunContext& ctx, const JobRecord& job, const std::string& prefix) {
+  if (prefix.empty()) return std::nullopt;
+  const CampaignSettings& set = ctx.state.settings;
+  SteadyLog out;
+  out.parse = ctx.stack->ParseLog(prefix);
+  if (out.parse.iterations.empty()) return std::nullopt;
+  if (ctx.stack->Triage(prefix, JobEnd{0, JobStateName(JobState::kSucceeded), 0.0}).kind !=
+      FailureKind::kNone) {
+    return std::nullopt;
+  }
+  auto m = ctx.stack->Measure(out.parse, job.run_recipe);
+  if (!m.ok() || static_cast<int>(m->first_losses.size()) < set.paired_losses) return std::nullopt;
+  out.measurement = *m;
+  // The iterations the stack measured are the last iterations_used records.
+  std::vector<double> steps;
+  const size_t used = std::min<size_t>(m->iterations_used, out.parse.iterations.size());
+  for (size_t i = out.parse.iterations.size() - used; i < out.parse.iterations.size(); ++i) {
+    steps.push_back(out.parse.iterations[i].step_time_ms / 1000.0);
+  }
+  out.check = CheckSteady(steps, set.early_stop_min_iterations, set.EarlyStopRelativeError());
+  if (!out.check.stable) return std::nullopt;
+  return out;
+}
+
 // Reads and judges a terminal job: measurement when it succeeded and measured, else a failure.
 // A log that cannot be read for an infrastructure reason (I/O error, launcher unavailable) is an
 // error, not an empty log: judging it would record a good run as failed for good.
 // A job the engine cancelled (JobCancelRequested) does not count as a result. A job stopped early
 // (JobStopRequested) is judged on the log as it stood when the stop was decided, as a run that
-// ended well: how the launcher ended it afterwards is the engine's doing.
+// ended well: how the launcher ended it afterwards is the engine's doing. A job its time limit
+// ended whose log had already pinned the step time down (SteadyPrefix) is measured from that log
+// (`measured_at_time_limit`): the iterations it ran are as good as an early-stopped job's, and
+// recording a time-limit failure would throw away what was paid for.
 Result<json> ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& st) {
   const bool cancelled = job.cancel_requested;
   auto log_text = ctx.launcher->ReadLog(job.name);
@@ -132,16 +169,31 @@ Result<json> ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& 
   } else if (failure.kind == FailureKind::kNone) {
     failure = FailureFromState(st);
   }
+  bool measured_at_time_limit = false;
+  if (!cancelled && !stopped_early && st.state == JobState::kTimedOut) {
+    if (auto steady = SteadyPrefix(ctx, job, std::string(CompleteLines(text)))) {
+      measurement = MeasurementToJson(steady->measurement);
+      diagnosis = json::array();
+      for (const auto& d : ctx.stack->Diagnose(job.run_recipe, steady->measurement, steady->parse,
+                                               ctx.state.cluster)) {
+        diagnosis.push_back(DiagnosisToJson(d));
+      }
+      failure = Failure{};
+      measured_at_time_limit = true;
+    }
+  }
   if (cancelled) failure.kind = FailureKind::kCancelled;
-  return json{{"job", job.name},
-              {"status", JobStatusToJson(st)},
-              {"charged_gpu_hours", st.DeviceHours()},
-              {"measurement", measurement},
-              {"failure", failure.kind == FailureKind::kNone ? json() : FailureToJson(failure)},
-              {"diagnosis", diagnosis},
-              {"log_path", LogPath(ctx, job.name)},
-              {"cancelled_by_engine", cancelled},
-              {"stopped_early", stopped_early}};
+  json data{{"job", job.name},
+            {"status", JobStatusToJson(st)},
+            {"charged_gpu_hours", st.DeviceHours()},
+            {"measurement", measurement},
+            {"failure", failure.kind == FailureKind::kNone ? json() : FailureToJson(failure)},
+            {"diagnosis", diagnosis},
+            {"log_path", LogPath(ctx, job.name)},
+            {"cancelled_by_engine", cancelled},
+            {"stopped_early", stopped_early}};
+  if (measured_at_time_limit) data["measured_at_time_limit"] = true;
+  return data;
 }
 
 // Submits when the launcher does not know the job; records JobSubmitted once.
@@ -243,29 +295,14 @@ Status FinishEndedByEngine(RunContext& ctx, const std::string& name) {
 // A log that cannot be read now is simply read again at the next check.
 Result<bool> MaybeStopEarly(RunContext& ctx, const JobRecord& job) {
   const std::string name = job.name;  // `job` lives in ctx.state, which Append replaces
-  const CampaignSettings set = ctx.state.settings;
   auto log_text = ctx.launcher->ReadLog(job.name);
   if (!log_text.ok()) return false;
-  const std::string_view text = CompleteLines(*log_text);
-  if (text.empty()) return false;
-  const std::string prefix(text);
-  LogParse parse = ctx.stack->ParseLog(prefix);
-  if (parse.iterations.empty()) return false;
-  if (ctx.stack->Triage(prefix, JobEnd{0, JobStateName(JobState::kSucceeded), 0.0}).kind !=
-      FailureKind::kNone) {
-    return false;
-  }
-  auto m = ctx.stack->Measure(parse, job.run_recipe);
-  if (!m.ok() || static_cast<int>(m->first_losses.size()) < set.paired_losses) return false;
-  // The iterations the stack measured are the last iterations_used records.
-  std::vector<double> steps;
-  const size_t used = std::min<size_t>(m->iterations_used, parse.iterations.size());
-  for (size_t i = parse.iterations.size() - used; i < parse.iterations.size(); ++i) {
-    steps.push_back(parse.iterations[i].step_time_ms / 1000.0);
-  }
-  const double target = set.EarlyStopRelativeError();
-  const SteadyCheck check = CheckSteady(steps, set.early_stop_min_iterations, target);
-  if (!check.stable) return false;
+  const std::string prefix(CompleteLines(*log_text));
+  const std::optional<SteadyLog> steady = SteadyPrefix(ctx, job, prefix);
+  if (!steady) return false;
+  const LogParse& parse = steady->parse;
+  const SteadyCheck& check = steady->check;
+  const double target = ctx.state.settings.EarlyStopRelativeError();
   const IterationSample& last = parse.iterations.back();
   const std::optional<int64_t> planned = ctx.stack->BenchmarkLength(job.run_recipe);
   ATTUNE_RETURN_IF_ERROR(ctx.Append(

@@ -119,6 +119,7 @@ std::string SummarizeEvent(const std::string& type, const nlohmann::json& d) {
                               ? " " + d.at("failure").value("kind", "")
                               : "";
     if (d.value("stopped_early", false)) state = "stopped early";
+    if (d.value("measured_at_time_limit", false)) state = "timed out, measured from its log";
     return fmt::format("job {} {}{}{} ({:.4f} GPU-hours)", d.value("job", ""), state, failure,
                        Tps(d.value("measurement", nlohmann::json())), d.value("charged_gpu_hours", 0.0));
   }

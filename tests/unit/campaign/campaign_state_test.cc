@@ -219,6 +219,62 @@ TEST_CASE("a stop the log cannot have made is corruption", "[fold][early_stop]")
   }
 }
 
+// A JobFinished of a job its time limit ended after its log had pinned the step time down, as the
+// job driver writes it: the launcher's timed-out end, a measurement, no failure.
+json FinishedAtTimeLimit(const std::string& job, double seconds, std::optional<double> tps) {
+  JobStatus st;
+  st.name = job;
+  st.state = JobState::kTimedOut;
+  st.start_time = 100;
+  st.end_time = 100 + seconds;
+  st.devices = 2;
+  return json{{"job", job}, {"status", JobStatusToJson(st)}, {"charged_gpu_hours", st.DeviceHours()},
+              {"measurement", tps ? MeasurementToJson(TestMeasurement(*tps)) : json()}, {"failure", json()},
+              {"diagnosis", json::array()}, {"log_path", "/x/" + job + ".log"},
+              {"cancelled_by_engine", false}, {"measured_at_time_limit", true}};
+}
+
+TEST_CASE("a job measured at its time limit is a measured run of its candidate, charged what it ran",
+          "[fold][time_limit]") {
+  LogBuilder b;
+  b.Request("t-baseline-1", "baseline", "baseline");
+  b.Add(events::kJobFinished, FinishedAtTimeLimit("t-baseline-1", 60, 1000.0));
+  CampaignState s = b.Fold();
+  const JobRecord* j = s.FindJob("t-baseline-1");
+  REQUIRE(j);
+  CHECK(j->measured_at_time_limit);
+  CHECK_FALSE(j->stopped_early);
+  CHECK(j->state == JobState::kTimedOut);
+  CHECK_FALSE(j->failure.has_value());
+  CHECK(j->Counts());
+  REQUIRE(s.MeasurementsOf("baseline").size() == 1);
+  CHECK(s.MeasurementsOf("baseline")[0].tokens_per_s_per_gpu == Approx(1000));
+  CHECK(s.ledger.charged == Approx(2 * 60.0 / 3600));
+  CHECK(s.ledger.reserved == Approx(0).margin(1e-12));
+}
+
+TEST_CASE("a time-limit measurement the job driver cannot have written is corruption", "[fold][time_limit]") {
+  auto refused = [](LogBuilder& b, const json& finished) {
+    b.Add(events::kJobFinished, finished);
+    auto s = CampaignState::Fold(b.events());
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == StatusCode::kCorruption);
+    CHECK_THAT(s.status().message(), Catch::Contains("measured at its time limit without a measurement"));
+  };
+  SECTION("without a measurement") {
+    LogBuilder b;
+    b.Request("j", "baseline", "baseline");
+    refused(b, FinishedAtTimeLimit("j", 60, std::nullopt));
+  }
+  SECTION("also stopped early") {
+    LogBuilder b;
+    b.Request("j", "baseline", "baseline").StopEarly("j", 20, 50);
+    json finished = FinishedAtTimeLimit("j", 60, 1000.0);
+    finished["stopped_early"] = true;
+    refused(b, finished);
+  }
+}
+
 TEST_CASE("a baseline stopped early stands for its whole run in the derived time limit", "[fold][early_stop]") {
   CampaignSettings set;
   set.budget_gpu_hours = 10;

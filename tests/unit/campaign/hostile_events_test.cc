@@ -50,7 +50,8 @@ std::vector<json> HostileValues() {
 std::vector<std::string> FieldsOf(const std::string& type) {
   static const std::map<std::string, std::vector<std::string>> kFields = {
       {events::kJobFinished, {"job", "status", "charged_gpu_hours", "measurement", "failure",
-                              "diagnosis", "log_path", "cancelled_by_engine"}},
+                              "diagnosis", "log_path", "cancelled_by_engine", "stopped_early",
+                              "measured_at_time_limit"}},
       {events::kJobRequested, {"job", "candidate", "purpose", "recipe", "devices",
                                "reserved_gpu_hours", "time_limit_s"}},
       {events::kProposalRecorded, {"candidate", "index", "changes", "recipe", "rationale"}},
