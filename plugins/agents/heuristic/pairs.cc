@@ -93,6 +93,19 @@ double NeededSaving(const CampaignView& v, const MoveEstimate& e, bool proven_oo
   return kMemoryLimit * capacity / peak - 1;
 }
 
+// The stack's legal move from the leader of `lever_id` that makes `changes` (with any companion
+// changes of its own), or nullptr: a change that ran out of memory elsewhere may not be allowed
+// from the leader (it has since set a key that excludes it, as one virtual-pipeline flag excludes
+// the other), and a saver is worth nothing for a change that cannot follow it.
+const Move* LegalMoveFor(const CampaignView& v, const std::string& lever_id, const std::vector<Change>& changes) {
+  const Move* best = nullptr;
+  for (const Move& m : v.legal_moves) {
+    if (m.lever_id != lever_id || !Contains(m.changes, changes)) continue;
+    if (!best || m.changes.size() < best->changes.size()) best = &m;
+  }
+  return best;
+}
+
 std::vector<Hungry> OomHungry(const ScoringContext& relaxed) {
   std::vector<Hungry> out;
   std::set<std::string> seen;
@@ -100,8 +113,11 @@ std::vector<Hungry> OomHungry(const ScoringContext& relaxed) {
   for (auto r = v.history.rbegin(); r != v.history.rend(); ++r) {
     if (!IsOom(*r) || IsPair(*r) || relaxed.levers.count(r->lever_id) == 0) continue;
     if (!seen.insert(DescribeChanges(r->changes)).second) continue;
-    Hungry h{Move{r->lever_id, Rebase(v.leader, r->changes), "", {}}, 0, 0, r->candidate_id};
-    if (h.move.changes.empty()) continue;
+    const std::vector<Change> rebased = Rebase(v.leader, r->changes);
+    if (rebased.empty()) continue;
+    const Move* legal = LegalMoveFor(v, r->lever_id, rebased);
+    if (!legal) continue;
+    Hungry h{*legal, 0, 0, r->candidate_id};
     MoveEstimate e = EstimateMove(relaxed, h.move, 0);
     h.gain = e.gain;
     h.needed = NeededSaving(v, e, true);

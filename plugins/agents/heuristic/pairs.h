@@ -1,7 +1,8 @@
 // Copyright attune authors.
 //
 // Pairs: how the heuristic gets a memory-hungry win that does not fit. A "hungry" change is
-//   (a) a change that ran out of memory (from history, re-based on the leader), or
+//   (a) a change that ran out of memory (from history, re-based on the leader, and still one of
+//       the stack's legal moves from it), or
 //   (b) a legal move whose predicted peak exceeds the memory limit (scoring.h).
 // A pair is one feasible memory-saving legal move (the "saver") together with a hungry change,
 // when the saver's predicted saving covers the hungry change's overshoot:

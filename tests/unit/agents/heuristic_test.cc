@@ -95,6 +95,25 @@ TEST_CASE("after an out-of-memory failure the heuristic proposes a memory-saving
   CHECK(p.meta["then"]["changes"] == attune::ChangesToJson(first.changes));
 }
 
+TEST_CASE("a change that ran out of memory is paired with a saver only while the stack still allows it",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(40.0);
+  Proposal first = Ask(view);
+  Record(&view, first, "failed", FailureKind::kOom);
+  // The stack no longer lists the change from the leader (the leader set a key that excludes it,
+  // as one virtual-pipeline flag excludes the other): a saver for it is worth nothing.
+  std::vector<attune::Move> without;
+  for (const attune::Move& m : view.legal_moves) {
+    if (!(m.lever_id == first.lever_id && m.changes == first.changes)) without.push_back(m);
+  }
+  REQUIRE(without.size() < view.legal_moves.size());
+  view.legal_moves = without;
+  Proposal p = Ask(view);
+  REQUIRE_FALSE(p.done);
+  if (p.meta.contains("then")) CHECK(p.meta["then"]["changes"] != attune::ChangesToJson(first.changes));
+  CHECK(p.meta.value("pair_source", "") != "c001");
+}
+
 TEST_CASE("a saver is measured alone, then the change that ran out of memory follows from it",
           "[agents][heuristic]") {
   CampaignView view = MakeView(40.0);
