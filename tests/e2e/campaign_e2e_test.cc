@@ -400,8 +400,32 @@ TEST_CASE("a job its time limit ends after its log pinned the step time down is 
     CHECK(j->failure->kind == FailureKind::kTimeLimit);
   }
   CHECK(s2.FindStep("baseline")->outcome == "baseline_failed");
+
+  // A job that hung after a steady start is a hang, not a measurement: its log stopped long before
+  // the limit, and the recipe deadlocks. (Launcher seed 5 hangs the second baseline run after 28
+  // of its 30 iterations; the check below keeps the case honest if the draws change.)
+  const fs::path hang_dir = FreshDir("time-limit-hang");
+  Run r3 = RunIt(hang_dir, 0,
+                 WorkflowVariant(hang_dir, "time-limit-hang", "noise_cv: 0.01, seed: 3",
+                                 "noise_cv: 0.01, seed: 5, failures: {hang: 1.0}"));
+  INFO(r3.err);
+  CampaignState s3 = FoldDir(hang_dir);
+  size_t most_iterations = 0;
+  for (const JobRecord* j : s3.JobsOf("baseline", JobPurpose::kBaseline)) {
+    INFO(j->name);
+    CHECK_FALSE(j->measured_at_time_limit);
+    CHECK_FALSE(j->measurement.has_value());
+    REQUIRE(j->failure.has_value());
+    CHECK(j->failure->kind == FailureKind::kHang);
+    const std::string log = Slurp(j->log_path);
+    size_t n = 0;
+    for (size_t at = log.find(" iteration "); at != std::string::npos; at = log.find(" iteration ", at + 1)) ++n;
+    most_iterations = std::max(most_iterations, n);
+  }
+  CHECK(most_iterations >= 25);  // enough steady iterations to have been measured, were it not a hang
   fs::remove_all(dir.parent_path());
   fs::remove_all(short_dir.parent_path());
+  fs::remove_all(hang_dir.parent_path());
 }
 
 TEST_CASE("campaigns in folders of the same name get distinct ids and the same results", "[e2e][identity]") {

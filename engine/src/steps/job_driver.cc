@@ -170,7 +170,11 @@ Result<json> ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& 
     failure = FailureFromState(st);
   }
   bool measured_at_time_limit = false;
-  if (!cancelled && !stopped_early && st.state == JobState::kTimedOut) {
+  // Only a job that was still making progress when its limit struck: a log that stopped well
+  // before the limit is a hang (the stack's triage says so), and its steady start says nothing
+  // about a recipe that then deadlocks.
+  if (!cancelled && !stopped_early && st.state == JobState::kTimedOut &&
+      failure.kind == FailureKind::kTimeLimit) {
     if (auto steady = SteadyPrefix(ctx, job, std::string(CompleteLines(text)))) {
       measurement = MeasurementToJson(steady->measurement);
       diagnosis = json::array();
