@@ -400,6 +400,14 @@ TEST_CASE("a job its time limit ends after its log pinned the step time down is 
     CHECK(j->failure->kind == FailureKind::kTimeLimit);
   }
   CHECK(s2.FindStep("baseline")->outcome == "baseline_failed");
+  // The failure says what the whole run needs (~340 s: 30 iterations of ~7.9 s after the start-up)
+  // and what limit to set; the report repeats it.
+  const JobRecord* cut = s2.JobsOf("baseline", JobPurpose::kBaseline).back();
+  CHECK_THAT(cut->failure->hint, Catch::Contains("of 30 in 200 s"));
+  CHECK_THAT(cut->failure->hint, Catch::Contains("set `budget.job_time_limit_s` to at least"));
+  const std::string short_report = Slurp(short_dir / "REPORT.md");
+  CHECK_THAT(short_report, Catch::Contains("set `budget.job_time_limit_s` to at least"));
+  CHECK_THAT(short_report, Catch::Contains("Then start a new campaign."));
 
   // A job that hung after a steady start is a hang, not a measurement: its log stopped long before
   // the limit, and the recipe deadlocks. (Launcher seed 5 hangs the second baseline run after 28

@@ -1,6 +1,7 @@
 #include "steps/job_driver.h"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <string_view>
 #include <thread>
@@ -127,6 +128,32 @@ std::optional<SteadyLog> SteadyPrefix(RunContext& ctx, const JobRecord& job, con
   return out;
 }
 
+// For a run its time limit cut short while it made progress: what the whole run would have needed
+// (the time it ran plus its remaining iterations at its recent step time) and the limit to ask
+// for, with a quarter's margin. Empty when the log does not say how far it got or how far it had
+// to go.
+std::string TimeLimitAdvice(RunContext& ctx, const JobRecord& job, const LogParse& parse, double ran_s) {
+  if (parse.iterations.size() < 2 || !(ran_s > 0)) return "";
+  const IterationSample& last = parse.iterations.back();
+  int64_t planned = ctx.stack->BenchmarkLength(job.run_recipe).value_or(0);
+  if (planned <= 0) planned = last.train_iters;
+  if (planned <= last.iteration) return "";
+  std::vector<double> recent;  // the last ten steps, the first (warm-up) left out
+  for (size_t i = std::max<size_t>(1, parse.iterations.size() - std::min<size_t>(10, parse.iterations.size()));
+       i < parse.iterations.size(); ++i) {
+    recent.push_back(parse.iterations[i].step_time_ms / 1000.0);
+  }
+  const double step_s = Median(recent);
+  if (!(step_s > 0)) return "";
+  const double needed_s = ran_s + static_cast<double>(planned - last.iteration) * step_s;
+  const double ask_s = std::ceil(1.25 * needed_s / 60.0) * 60.0;
+  return fmt::format(
+      "it logged iteration {} of {} in {:.0f} s at about {:.1f} s per iteration, so the whole run needs "
+      "about {:.0f} s: set `budget.job_time_limit_s` to at least {:.0f}, or shorten the recipe's "
+      "benchmark run",
+      last.iteration, planned, ran_s, step_s, needed_s, ask_s);
+}
+
 // Reads and judges a terminal job: measurement when it succeeded and measured, else a failure.
 // A log that cannot be read for an infrastructure reason (I/O error, launcher unavailable) is an
 // error, not an empty log: judging it would record a good run as failed for good.
@@ -185,6 +212,10 @@ Result<json> ResultData(RunContext& ctx, const JobRecord& job, const JobStatus& 
       failure = Failure{};
       measured_at_time_limit = true;
     }
+  }
+  if (!measured_at_time_limit && failure.kind == FailureKind::kTimeLimit) {
+    const std::string advice = TimeLimitAdvice(ctx, job, parse, ran_s);
+    if (!advice.empty()) failure.hint = failure.hint.empty() ? advice : failure.hint + "; " + advice;
   }
   if (cancelled) failure.kind = FailureKind::kCancelled;
   json data{{"job", job.name},
