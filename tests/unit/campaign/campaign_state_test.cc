@@ -138,20 +138,27 @@ TEST_CASE("a job whose cancellation was requested is the engine's even if its en
   CHECK(s.NextAttempt("baseline", JobPurpose::kBaseline, 0) == 2);
 }
 
-// A JobFinished of a job stopped early, as the job driver writes it: the launcher's cancelled end,
-// the measurement of the log the stop was decided on.
-void FinishStopped(LogBuilder& b, const std::string& job, double seconds, double tps) {
+// A JobFinished as the job driver writes it for a job the launcher ended in `state` after
+// `seconds` on 2 devices, with the measurement of its log (none when `tps` is absent).
+json EndedJob(const std::string& job, JobState state, double seconds, std::optional<double> tps) {
   JobStatus st;
   st.name = job;
-  st.state = JobState::kCancelled;
+  st.state = state;
   st.start_time = 100;
   st.end_time = 100 + seconds;
   st.devices = 2;
-  b.Add(events::kJobFinished,
-        json{{"job", job}, {"status", JobStatusToJson(st)}, {"charged_gpu_hours", st.DeviceHours()},
-             {"measurement", MeasurementToJson(TestMeasurement(tps))}, {"failure", json()},
-             {"diagnosis", json::array()}, {"log_path", "/x/" + job + ".log"},
-             {"cancelled_by_engine", false}, {"stopped_early", true}});
+  return json{{"job", job}, {"status", JobStatusToJson(st)}, {"charged_gpu_hours", st.DeviceHours()},
+              {"measurement", tps ? MeasurementToJson(TestMeasurement(*tps)) : json()}, {"failure", json()},
+              {"diagnosis", json::array()}, {"log_path", "/x/" + job + ".log"},
+              {"cancelled_by_engine", false}};
+}
+
+// A job stopped early: the launcher's cancelled end, the measurement of the log the stop was
+// decided on.
+void FinishStopped(LogBuilder& b, const std::string& job, double seconds, double tps) {
+  json d = EndedJob(job, JobState::kCancelled, seconds, tps);
+  d["stopped_early"] = true;
+  b.Add(events::kJobFinished, d);
 }
 
 TEST_CASE("a job stopped early is a measured run of its candidate, charged what it ran", "[fold][early_stop]") {
@@ -219,19 +226,12 @@ TEST_CASE("a stop the log cannot have made is corruption", "[fold][early_stop]")
   }
 }
 
-// A JobFinished of a job its time limit ended after its log had pinned the step time down, as the
-// job driver writes it: the launcher's timed-out end, a measurement, no failure.
+// A job its time limit ended after its log had pinned the step time down: the launcher's
+// timed-out end, a measurement, no failure.
 json FinishedAtTimeLimit(const std::string& job, double seconds, std::optional<double> tps) {
-  JobStatus st;
-  st.name = job;
-  st.state = JobState::kTimedOut;
-  st.start_time = 100;
-  st.end_time = 100 + seconds;
-  st.devices = 2;
-  return json{{"job", job}, {"status", JobStatusToJson(st)}, {"charged_gpu_hours", st.DeviceHours()},
-              {"measurement", tps ? MeasurementToJson(TestMeasurement(*tps)) : json()}, {"failure", json()},
-              {"diagnosis", json::array()}, {"log_path", "/x/" + job + ".log"},
-              {"cancelled_by_engine", false}, {"measured_at_time_limit", true}};
+  json d = EndedJob(job, JobState::kTimedOut, seconds, tps);
+  d["measured_at_time_limit"] = true;
+  return d;
 }
 
 TEST_CASE("a job measured at its time limit is a measured run of its candidate, charged what it ran",
