@@ -5,6 +5,7 @@
 #include <set>
 
 #include "history.h"
+#include "param_memory.h"
 
 namespace attune::agents {
 namespace {
@@ -14,6 +15,7 @@ struct Hungry {
   double gain = 0;
   double needed = 0;
   std::string source;
+  double peak_gib = 0;  // the peak the saver must bring down (NeededSaving's), 0 when unknown
 };
 
 bool IsOom(const CandidateRecord& r) {
@@ -86,11 +88,18 @@ std::vector<Change> Rebase(const Recipe& leader, const std::vector<Change>& chan
   return out;
 }
 
-double NeededSaving(const CampaignView& v, const MoveEstimate& e, bool proven_oom) {
+// The peak a saver must bring down for `e` to fit: its predicted peak, or at least the device
+// memory once it ran out of it; 0 when unknown.
+double HungryPeak(const CampaignView& v, const MoveEstimate& e, bool proven_oom) {
   double capacity = v.cluster.device_memory_gib;
-  if (capacity <= 0 || !e.predicted_peak_gib) return -0.1;
-  double peak = proven_oom ? std::max(*e.predicted_peak_gib, capacity) : *e.predicted_peak_gib;
-  return kMemoryLimit * capacity / peak - 1;
+  if (capacity <= 0 || !e.predicted_peak_gib) return 0;
+  return proven_oom ? std::max(*e.predicted_peak_gib, capacity) : *e.predicted_peak_gib;
+}
+
+double NeededSaving(const CampaignView& v, const MoveEstimate& e, bool proven_oom) {
+  double peak = HungryPeak(v, e, proven_oom);
+  if (peak <= 0) return -0.1;
+  return kMemoryLimit * v.cluster.device_memory_gib / peak - 1;
 }
 
 // The stack's legal move from the leader of `lever_id` that makes `changes` (with any companion
@@ -121,6 +130,7 @@ std::vector<Hungry> OomHungry(const ScoringContext& relaxed) {
     MoveEstimate e = EstimateMove(relaxed, h.move, 0);
     h.gain = e.gain;
     h.needed = NeededSaving(v, e, true);
+    h.peak_gib = HungryPeak(v, e, true);
     out.push_back(std::move(h));
   }
   return out;
@@ -134,7 +144,8 @@ std::vector<Hungry> PredictedHungry(const ScoringContext& ctx,
     if (TouchesBanned(ctx.tried, e.move->changes)) continue;
     // Only moves the memory prediction ruled out; a value at or above an OOM stays out.
     if (e.note.find("ran out of memory") != std::string::npos) continue;
-    out.push_back({*e.move, e.gain, NeededSaving(*ctx.view, e, false), "predicted"});
+    out.push_back({*e.move, e.gain, NeededSaving(*ctx.view, e, false), "predicted",
+                   HungryPeak(*ctx.view, e, false)});
   }
   return out;
 }
@@ -158,6 +169,18 @@ double BestFeasibleGain(const std::vector<MoveEstimate>& estimates, const std::s
 
 }  // namespace
 
+// What the saver saves of the hungry change's peak, relative to it. A saving modelled from the
+// model's shape (param_memory.h) is computed again on the recipe with the hungry change: context
+// parallelism divides the activations, and with recomputation switched off those are several
+// times what they were, so CP 2 that saves 6% of a parameter-bound peak can save a third of the
+// peak it has to bring down. A catalog prior is the same share of either.
+double SavingAfter(const MoveEstimate& saver, const std::optional<Recipe>& hungry_recipe, double hungry_peak_gib) {
+  if (!saver.memory_modelled || !hungry_recipe || hungry_peak_gib <= 0) return saver.memory;
+  std::optional<double> on_hungry =
+      ParallelMemoryChange(*hungry_recipe, saver.move->changes, saver.move->defaults, hungry_peak_gib);
+  return on_hungry ? *on_hungry : saver.memory;
+}
+
 std::optional<PairChoice> BestPair(const ScoringContext& ctx,
                                    const std::vector<MoveEstimate>& estimates) {
   ScoringContext relaxed = ctx;
@@ -169,9 +192,11 @@ std::optional<PairChoice> BestPair(const ScoringContext& ctx,
   for (const Hungry& h : hungry) {
     std::optional<double> needed = AfterFailedPairs(*ctx.view, h);
     if (!needed) continue;
+    std::optional<Recipe> hungry_recipe = Apply(ctx.view->leader, h.move.changes);
     for (const MoveEstimate& s : estimates) {
-      if (!s.feasible || s.memory > -kMinSaving || s.memory > *needed) continue;
+      if (!s.feasible || s.memory > -kMinSaving) continue;
       if (!KeysDisjoint(s.move->changes, h.move.changes)) continue;
+      if (SavingAfter(s, hungry_recipe, h.peak_gib) > *needed) continue;
       std::vector<Change> both = s.move->changes;
       both.insert(both.end(), h.move.changes.begin(), h.move.changes.end());
       std::optional<Recipe> recipe = Apply(ctx.view->leader, both);

@@ -85,25 +85,63 @@ const Move kOverlapGrad = {"overlap_grad_reduce", {{"--overlap-grad-reduce", std
 
 TEST_CASE("a pipeline move is valued by the bubble of both recipes, not by one prior",
           "[agents][scoring]") {
-  // 1,024 GPUs, global batch 1536: PP 16 -> 8 doubles DP and halves the micro-batches each
-  // pipeline runs, so the bubble barely moves: 15/192 = 0.078 before, 7/96 = 0.073 after, plus
-  // one stage boundary fewer. The catalog's reversed prior would say +8%.
-  CampaignView gpt3 = ViewOf(Gpt3("16", "1536", 128), 20.0);
-  const double expected = (1 + 15.0 / 192) / (1 + 7.0 / 96) - 1 + 0.01;
+  // Without the leader's step time only the compute ratio counts: (1 + bubble) of each recipe and
+  // a stage boundary per doubling. 1,024 GPUs, global batch 1536: PP 16 -> 8 doubles DP and halves
+  // the micro-batches each pipeline runs, so the bubble barely moves: 15/192 = 0.078 before,
+  // 7/96 = 0.073 after, plus one stage boundary fewer. The catalog's reversed prior would say +8%.
+  CampaignView gpt3 = ViewOf(Gpt3("16", "1536", 128), 0.0);
+  const double expected = (1 + 15.0 / 192) / ((1 + 7.0 / 96) * (1 - 0.01)) - 1;
   CHECK(SpeedOf(gpt3, Pp("16", "8")) == Approx(expected).margin(1e-6));
   CHECK(SpeedOf(gpt3, Pp("16", "8")) < 0.02);
-  // Doubling PP adds a bubble: 31/384 against 15/192 is about the same, less a stage boundary.
+  // Doubling PP adds a bubble: 31/384 against 15/192 is about the same, and a stage boundary.
   CHECK(SpeedOf(gpt3, Pp("16", "32")) < 0);
 
   // 16 GPUs, global batch 128, TP 8 x PP 2 (DP 1, 128 micro-batches) -> PP 1 (DP 2, 64):
   // the whole bubble 1/128 goes, and a stage boundary.
-  CampaignView small = ViewOf(Gpt3("2", "128", 2), 20.0);
-  CHECK(SpeedOf(small, Pp("2", "1")) == Approx(1.0 / 128 + 0.01).margin(1e-6));
+  CampaignView small = ViewOf(Gpt3("2", "128", 2), 0.0);
+  CHECK(SpeedOf(small, Pp("2", "1")) == Approx((1 + 1.0 / 128) / (1 - 0.01) - 1).margin(1e-6));
 
   // Without a global batch the micro-batches are unknown: the catalog's prior stands.
   Recipe unknown = Gpt3("16", "1536", 128);
   Set(&unknown, "--global-batch-size", std::nullopt);
   CHECK(SpeedOf(ViewOf(unknown, 20.0), Pp("16", "8")) == Approx(0.08));
+}
+
+TEST_CASE("the output layer the last pipeline stage carries counts against more stages",
+          "[agents][scoring]") {
+  // GPT-3's layer is about 12h² + s·h of work per token; a 256k vocabulary's logits are h·V, about
+  // 1.7 layers at h = 12288, on top of the last stage's 96/PP layers: 1 + 16·1.7/96 at PP 16
+  // against 1 + 8·1.7/96 at PP 8, some 12% more compute per step.
+  Recipe big_vocab = Gpt3("8", "1536", 128);
+  Set(&big_vocab, "--vocab-size", "256000");
+  const double plain = SpeedOf(ViewOf(Gpt3("8", "1536", 128), 0.0), Pp("8", "16"));
+  const double with_logits = SpeedOf(ViewOf(big_vocab, 0.0), Pp("8", "16"));
+  CHECK(with_logits < plain - 0.08);
+  CHECK(with_logits > plain - 0.16);
+  // Halving PP gains what doubling it costs.
+  CHECK(SpeedOf(ViewOf(big_vocab, 0.0), Pp("8", "4")) >
+        SpeedOf(ViewOf(Gpt3("8", "1536", 128), 0.0), Pp("8", "4")) + 0.04);
+  // A recipe that places the loss in its pipeline split carries no extra stage.
+  Set(&big_vocab, "--account-for-loss-in-pipeline-split", "");
+  CHECK(SpeedOf(ViewOf(big_vocab, 0.0), Pp("8", "16")) == Approx(plain).margin(1e-9));
+}
+
+TEST_CASE("a pipeline move's data-parallel communication follows the parameters each GPU holds",
+          "[agents][scoring]") {
+  // GPT-3 on 1,024 A100s without the overlaps: each GPU reduces the gradients of its 1/(TP·PP)
+  // of the model every step, exposed, about a second on 200 Gb/s NICs at PP 16. PP 32 halves
+  // that; the step's compute grows only by the bubble and a stage boundary.
+  Recipe exposed = Gpt3("16", "1536", 128);
+  const double compute_only = SpeedOf(ViewOf(exposed, 0.0), Pp("16", "32"));
+  const double with_comm = SpeedOf(ViewOf(exposed, 20.0), Pp("16", "32"));
+  CHECK(with_comm > compute_only + 0.005);
+  // With the reduce overlapped, a tenth of it is left to gain.
+  Recipe overlapped = exposed;
+  Set(&overlapped, "--overlap-grad-reduce", "");
+  const double hidden = SpeedOf(ViewOf(overlapped, 20.0), Pp("16", "32"));
+  CHECK(hidden < with_comm);
+  CHECK(hidden > compute_only);
+  CHECK(hidden - compute_only < 0.2 * (with_comm - compute_only));
 }
 
 TEST_CASE("the gradient reduce's overlap is valued by its share of the leader's step",
