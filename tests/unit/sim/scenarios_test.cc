@@ -69,7 +69,19 @@ TEST_CASE("every sim example campaign's baseline runs on its cluster", "[sim][sc
     auto outcome = SimulateJob(spec, *cluster, 0);
     REQUIRE(outcome.ok());
     INFO(outcome->log.substr(outcome->log.size() > 3000 ? outcome->log.size() - 3000 : 0));
-    CHECK(outcome->state == JobState::kSucceeded);
+    // It ends well, or (sim-qwen2.5-14b-64k-h200x32, on purpose) its time limit cuts it after
+    // enough steady iterations for the engine to measure it from its log (the adaptive stop's 20
+    // and the warm-up before them).
+    if (outcome->state == JobState::kTimedOut) {
+      size_t iterations = 0;
+      for (size_t at = outcome->log.find("] iteration "); at != std::string::npos;
+           at = outcome->log.find("] iteration ", at + 1)) {
+        ++iterations;
+      }
+      CHECK(iterations >= 22);
+    } else {
+      CHECK(outcome->state == JobState::kSucceeded);
+    }
     // The campaign can afford a baseline, its repeats and a few dozen candidates.
     double job_gpu_hours = cluster->WorldSize() * outcome->duration_s / 3600;
     CHECK(job_gpu_hours * 20 < wf["budget"]["gpu_hours"].as<double>());
