@@ -372,9 +372,10 @@ std::optional<double> PipelineSpeed(const ScoringContext& ctx, const Move& move)
   std::optional<double> dp_before = ExposedDataParallelSeconds(leader, view.cluster, move.defaults);
   std::optional<double> dp_after = ExposedDataParallelSeconds(*after_recipe, view.cluster, move.defaults);
   if (step <= 0 || !dp_before || !dp_after) return 1 / compute - 1;
-  // At most half the step is communication: the estimate assumes the datasheet's links.
-  const double d_before = std::min(*dp_before, 0.5 * step);
-  const double d_after = *dp_after * d_before / std::max(*dp_before, 1e-12);
+  // At most half the step is communication: the estimate assumes the datasheet's links, and both
+  // recipes' estimates are scaled alike when the leader's would exceed that.
+  const double scale = *dp_before > 0.5 * step ? 0.5 * step / *dp_before : 1.0;
+  const double d_before = *dp_before * scale, d_after = *dp_after * scale;
   return step / ((step - d_before) * compute + d_after) - 1;
 }
 

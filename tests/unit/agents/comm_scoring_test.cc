@@ -142,6 +142,11 @@ TEST_CASE("a pipeline move's data-parallel communication follows the parameters 
   CHECK(hidden < with_comm);
   CHECK(hidden > compute_only);
   CHECK(hidden - compute_only < 0.2 * (with_comm - compute_only));
+
+  // From DP 1, where nothing is reduced, PP 2 -> 1 makes a reduce that was not there: it counts.
+  Recipe one_pipeline = Gpt3("2", "128", 2);
+  CHECK(SpeedOf(ViewOf(one_pipeline, 20.0), Pp("2", "1")) <
+        SpeedOf(ViewOf(one_pipeline, 0.0), Pp("2", "1")) - 0.005);
 }
 
 TEST_CASE("the gradient reduce's overlap is valued by its share of the leader's step",
