@@ -86,7 +86,6 @@ std::string ShipSection(const CampaignState& state, const std::string& launch_co
   return out;
 }
 
-// The adaptive stop: which jobs it ended, after how many iterations, with what precision.
 // Jobs that their time limit ended after their logs had pinned the step time down: measured from
 // what they logged, with the limit to raise (or the benchmark form to shorten) named.
 std::string TimeLimitParagraph(const CampaignState& state) {
@@ -108,6 +107,7 @@ std::string TimeLimitParagraph(const CampaignState& state) {
       n == 1 ? "" : "s", ri::Fixed(hours, 4));
 }
 
+// The adaptive stop: which jobs it ended, after how many iterations, with what precision.
 std::string EarlyStopParagraph(const CampaignState& state) {
   int stopped = 0, finished = 0;
   int64_t fewest = 0, most = 0;

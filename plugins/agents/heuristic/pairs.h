@@ -9,6 +9,9 @@
 //   (a) the OOM proves the peak reached at least the device memory, so the saver must bring it
 //       from max(predicted, device memory) to kMemoryLimit of the device memory;
 //   (b) from the predicted peak to kMemoryLimit.
+// A saving modelled from the model's shape (param_memory.h) is computed on the recipe with the
+// hungry change, from that peak: context parallelism divides the activations, which switching
+// recomputation off multiplies. A catalog prior is the same share of either peak.
 // The pair's expected gain is the saver's own speed plus kPairConfidence × what the hungry change
 // gains beyond the best feasible move of its own lever (it was valued as if it fitted; the
 // confidence discount is for the memory prior, kModelledPairConfidence when the saver's saving is
