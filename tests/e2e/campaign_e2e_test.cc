@@ -407,7 +407,7 @@ TEST_CASE("a job its time limit ends after its log pinned the step time down is 
   CHECK_THAT(cut->failure->hint, Catch::Contains("set `budget.job_time_limit_s` to at least"));
   const std::string short_report = Slurp(short_dir / "REPORT.md");
   CHECK_THAT(short_report, Catch::Contains("set `budget.job_time_limit_s` to at least"));
-  CHECK_THAT(short_report, Catch::Contains("Then start a new campaign."));
+  CHECK_THAT(short_report, Catch::Contains("Then start a new campaign with a longer `budget.job_time_limit_s`"));
 
   // A job that hung after a steady start is a hang, not a measurement: its log stopped long before
   // the limit, and the recipe deadlocks. (Launcher seed 5 hangs the second baseline run after 28

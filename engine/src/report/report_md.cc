@@ -39,10 +39,8 @@ std::string BaselineFailedSection(const CampaignState& state) {
   if (last && last->failure->kind == FailureKind::kTimeLimit) {
     // The recipe ran; the workflow's limit was too short for it (the job driver's hint says by
     // how much when the log tells).
-    out += last->failure->hint.find("budget.job_time_limit_s") != std::string::npos
-               ? "Then start a new campaign.\n\n"
-               : "Raise the workflow's `budget.job_time_limit_s` (or shorten the recipe's benchmark "
-                 "run), then start a new campaign.\n\n";
+    out += "Then start a new campaign with a longer `budget.job_time_limit_s` or a shorter "
+           "benchmark run.\n\n";
   } else {
     out += "Fix the recipe so that it runs as it is (`attune log triage` on the job's log shows the "
            "evidence), then start a new campaign.\n\n";

@@ -63,6 +63,19 @@ std::optional<double> GradReduceSeconds(const Recipe& recipe, const ClusterInfo&
          ring(c->expert, c->expert_dp, c->expert_dp_stride);
 }
 
+std::optional<double> ExposedDataParallelSeconds(const Recipe& recipe, const ClusterInfo& cluster,
+                                                 const std::map<std::string, std::string>& defaults) {
+  std::optional<double> reduce = GradReduceSeconds(recipe, cluster, defaults);
+  std::optional<ParameterCounts> counts = CountParameters(recipe, defaults);
+  if (!reduce || !counts) return std::nullopt;
+  const auto exposed = [](bool overlapped, double t) { return overlapped ? 0.1 * t : t; };
+  double t = exposed(GetValue(recipe, "--overlap-grad-reduce").has_value(), *reduce);
+  if (counts->distributed_optimizer) {
+    t += exposed(GetValue(recipe, "--overlap-param-gather").has_value(), *reduce * 2 / counts->grad_bytes);
+  }
+  return t;
+}
+
 std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInfo& cluster,
                                           const std::map<std::string, std::string>& defaults) {
   std::optional<Fabric> fabric = AssumedFabric(cluster);

@@ -36,6 +36,14 @@ std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster);
 std::optional<double> GradReduceSeconds(const Recipe& recipe, const ClusterInfo& cluster,
                                         const std::map<std::string, std::string>& defaults = {});
 
+// Seconds per iteration of the data-parallel communication a step of `recipe` leaves exposed: the
+// gradient reduce (GradReduceSeconds) without --overlap-grad-reduce, and under the distributed
+// optimizer the parameter all-gather (BF16: half the bytes of FP32 gradients) without
+// --overlap-param-gather; a tenth of each with its overlap on (the share the simulated cluster
+// leaves exposed too). std::nullopt without the model's shape or a known fabric.
+std::optional<double> ExposedDataParallelSeconds(const Recipe& recipe, const ClusterInfo& cluster,
+                                                 const std::map<std::string, std::string>& defaults = {});
+
 // Seconds per iteration of the tensor-parallel collectives of `recipe`'s busiest pipeline stage,
 // the transfers --tp-comm-overlap pipelines with the GEMMs. With sequence parallelism each layer's
 // forward all-gathers its input before the QKV and FC1 GEMMs and reduce-scatters after the

@@ -51,31 +51,44 @@ double BytesPerParameter(const ParameterCounts& c, double dp) {
 
 }  // namespace
 
-std::optional<ParameterCounts> CountParameters(const Recipe& recipe,
-                                               const std::map<std::string, std::string>& defaults) {
+std::optional<LayerWeights> ReadLayerWeights(const Recipe& recipe,
+                                             const std::map<std::string, std::string>& defaults) {
   Flags f(recipe, defaults);
   std::optional<double> layers = f.Get("--num-layers"), h = f.Get("--hidden-size");
   if (!layers || !h) return std::nullopt;
+  const double heads = f.Or("--num-attention-heads", 1);
+  const double groups = f.Set("--group-query-attention") ? f.Or("--num-query-groups", heads) : heads;
+  const double ffn = f.Or("--ffn-hidden-size", 4 * *h);
+  const double mlp = f.Set("--swiglu") ? 3 : 2;
+  LayerWeights w;
+  w.layers = *layers;
+  w.hidden = *h;
+  w.experts = f.Or("--num-experts", 0);
+  w.topk = f.Or("--moe-router-topk", 2);
+  // Every layer is a MoE layer unless --moe-layer-freq is a plain N (every N-th layer).
+  w.moe_share = w.experts > 0 ? 1 / f.Or("--moe-layer-freq", 1) : 0;
+  w.attention = 2 * *h * *h + 2 * *h * *h * groups / heads;
+  w.dense_mlp = mlp * *h * ffn;
+  w.moe_dense = mlp * *h * f.Or("--moe-shared-expert-intermediate-size", 0) +
+                *h * w.experts;  // shared experts and the router
+  w.expert = mlp * *h * f.Or("--moe-ffn-hidden-size", ffn);
+  return w;
+}
+
+std::optional<ParameterCounts> CountParameters(const Recipe& recipe,
+                                               const std::map<std::string, std::string>& defaults) {
+  std::optional<LayerWeights> w = ReadLayerWeights(recipe, defaults);
+  if (!w) return std::nullopt;
+  Flags f(recipe, defaults);
   const double world = std::max(1, recipe.topology.WorldSize());
   const double tp = f.Or("--tensor-model-parallel-size", 1);
   const double pp = f.Or("--pipeline-model-parallel-size", 1);
   const double ep = f.Or("--expert-model-parallel-size", 1);
   const double etp = f.Or("--expert-tensor-parallel-size", tp);
-  const double heads = f.Or("--num-attention-heads", 1);
-  const double groups = f.Set("--group-query-attention") ? f.Or("--num-query-groups", heads) : heads;
-  const double ffn = f.Or("--ffn-hidden-size", 4 * *h);
-  const double mlp = f.Set("--swiglu") ? 3 : 2;
-  const double experts = f.Or("--num-experts", 0);
-  // Every layer is a MoE layer unless --moe-layer-freq is a plain N (every N-th layer).
-  const double moe_share = experts > 0 ? 1 / f.Or("--moe-layer-freq", 1) : 0;
-  const double attention = 2 * *h * *h + 2 * *h * *h * groups / heads;
-  const double dense_mlp = mlp * *h * ffn;
-  const double moe_dense = mlp * *h * f.Or("--moe-shared-expert-intermediate-size", 0) +
-                           *h * experts;  // shared experts and the router
-  const double per_stage = *layers / pp;
+  const double per_stage = w->layers / pp;
   ParameterCounts c;
-  c.dense = per_stage * (attention + (1 - moe_share) * dense_mlp + moe_share * moe_dense) / tp;
-  c.expert = per_stage * moe_share * experts / ep * mlp * *h * f.Or("--moe-ffn-hidden-size", ffn) / etp;
+  c.dense = per_stage * (w->attention + (1 - w->moe_share) * w->dense_mlp + w->moe_share * w->moe_dense) / tp;
+  c.expert = per_stage * w->moe_share * w->experts / ep * w->expert / etp;
   c.dense_dp = std::max(1.0, world / (tp * pp));
   c.dense_dp_stride = tp;
   c.expert_dp = std::max(1.0, world / (etp * ep * pp));

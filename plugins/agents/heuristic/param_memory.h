@@ -29,6 +29,23 @@
 
 namespace attune::agents {
 
+// One decoder layer's weights by part, unsharded, from the recipe's flags (the header's
+// formulas): attention 2h² + 2h²·groups/heads, the dense MLP (2|3)·h·ffn, a MoE layer's dense part
+// (shared expert and router) and one routed expert, and the share of layers that are MoE (every
+// layer unless --moe-layer-freq is a plain N). std::nullopt without --num-layers and --hidden-size.
+struct LayerWeights {
+  double layers = 0, hidden = 0;
+  double attention = 0, dense_mlp = 0;
+  double moe_dense = 0, expert = 0, experts = 0, topk = 0, moe_share = 0;
+  // The weights a token passes through in an average layer: a MoE layer's top-k routed experts,
+  // not all of them.
+  double ActivePerLayer() const {
+    return attention + (1 - moe_share) * dense_mlp + moe_share * (moe_dense + topk * expert);
+  }
+};
+std::optional<LayerWeights> ReadLayerWeights(const Recipe& recipe,
+                                             const std::map<std::string, std::string>& defaults = {});
+
 // The parameters one GPU of `recipe`'s busiest pipeline stage holds in its transformer layers
 // (embeddings left out, as above), and the data-parallel groups that reduce their gradients and
 // shard their optimizer state: dense parameters over world/(TP·PP) ranks TP apart (the data- and

@@ -9,6 +9,7 @@
 
 #include "comm_estimate.h"
 #include "param_memory.h"
+#include "pipeline_estimate.h"
 #include "reading.h"
 
 namespace attune::agents {
@@ -284,99 +285,6 @@ double ShapeCorrection(const ScoringContext& ctx, const Move& move) {
     }
   }
   return correction;
-}
-
-// The output layer and loss that the last pipeline stage runs besides its decoder layers, in
-// decoder layers' worth of work: the logits GEMM (h × V per token) against one layer's GEMMs
-// (attention 2h² + 2h²·groups/heads, the MLP's (2|3)·h·ffn — a MoE layer's top-k routed experts and
-// its shared expert instead) and its attention core (about s·h per token, causal). Megatron gives
-// every stage L/PP decoder layers, so the last stage carries these on top and sets the pace of
-// every micro-batch. 0 when the recipe places the layers itself (--decoder-last-pipeline-num-layers,
-// --pipeline-model-parallel-layout, --account-for-loss-in-pipeline-split) or lacks the shape.
-double OutputLayerInLayers(const Recipe& r, const std::map<std::string, std::string>& defaults) {
-  for (const char* placed : {"--decoder-last-pipeline-num-layers", "--pipeline-model-parallel-layout",
-                             "--account-for-loss-in-pipeline-split"}) {
-    if (GetValue(r, placed)) return 0;
-  }
-  auto flag = [&](const std::string& key) { return PositiveFlag(r, defaults, key); };
-  const std::optional<double> h = flag("--hidden-size"), vocab = flag("--vocab-size");
-  if (!h || !vocab) return 0;
-  const double heads = flag("--num-attention-heads").value_or(1);
-  const double groups = GetValue(r, "--group-query-attention") ? flag("--num-query-groups").value_or(heads) : heads;
-  const double mlp = GetValue(r, "--swiglu") ? 3 : 2;
-  const double ffn = flag("--ffn-hidden-size").value_or(4 * *h);
-  double mlp_width = ffn;
-  if (flag("--num-experts")) {
-    mlp_width = flag("--moe-router-topk").value_or(2) * flag("--moe-ffn-hidden-size").value_or(ffn) +
-                flag("--moe-shared-expert-intermediate-size").value_or(0);
-  }
-  const double seq = flag("--seq-length").value_or(0);
-  const double layer = 2 * *h * *h + 2 * *h * *h * groups / heads + mlp * *h * mlp_width + seq * *h;
-  return *h * *vocab / layer;
-}
-
-// The data-parallel communication a step of `r` leaves exposed, in seconds: the gradient reduce
-// (comm_estimate.h) without --overlap-grad-reduce, and under the distributed optimizer the
-// parameter all-gather (BF16: half the bytes of FP32 gradients) without --overlap-param-gather; a
-// tenth of each with its overlap on. std::nullopt without the shape or a known fabric.
-std::optional<double> ExposedDataParallelSeconds(const Recipe& r, const ClusterInfo& cluster,
-                                                 const std::map<std::string, std::string>& defaults) {
-  std::optional<double> reduce = GradReduceSeconds(r, cluster, defaults);
-  std::optional<ParameterCounts> counts = CountParameters(r, defaults);
-  if (!reduce || !counts) return std::nullopt;
-  const auto exposed = [](bool overlapped, double t) { return overlapped ? 0.1 * t : t; };
-  double t = exposed(GetValue(r, "--overlap-grad-reduce").has_value(), *reduce);
-  if (counts->distributed_optimizer) {
-    t += exposed(GetValue(r, "--overlap-param-gather").has_value(), *reduce * 2 / counts->grad_bytes);
-  }
-  return t;
-}
-
-// A pipeline-parallel move's speed from both recipes. The compute of a step goes as
-// (L + PP·e)(1 + b): the last stage's L/PP layers plus the output layer's e (OutputLayerInLayers)
-// set the time of each micro-batch, and the bubble b = (PP-1)/(M·VPP) idles the pipeline;
-// kStageBoundaryCost per doubling of the stages covers the extra point-to-point transfers. The
-// data-parallel communication left exposed (ExposedDataParallelSeconds) follows the parameters
-// each GPU holds, which PP divides. With the leader's measured step S, of which D_before is that
-// communication, the move's step is (S - D_before) × compute ratio + D_after. The catalog's one
-// prior (-8% a doubling) cannot tell that, at a fixed global batch, halving PP doubles DP and
-// halves the micro-batches each pipeline runs, which leaves the bubble where it was: GPT-3's
-// PP 16 -> 8 on 1,024 GPUs was valued at +10% and measured no faster. A 256k vocabulary adds more
-// than a layer to the last stage, so at PP 16 the last of six layers per stage runs a fifth longer
-// than the rest. Empty when the move is not a PP change or the batch does not say how many
-// micro-batches each pipeline runs.
-constexpr double kStageBoundaryCost = 0.01;
-
-std::optional<double> PipelineSpeed(const ScoringContext& ctx, const Move& move) {
-  if (std::none_of(move.changes.begin(), move.changes.end(),
-                   [](const Change& c) { return c.key == "--pipeline-model-parallel-size"; })) {
-    return std::nullopt;
-  }
-  const Recipe& leader = ctx.view->leader;
-  std::optional<Recipe> after_recipe = Apply(leader, move.changes);
-  if (!after_recipe) return std::nullopt;
-  RecipeShape before = ReadShape(leader);
-  RecipeShape after = ReadShape(*after_recipe);
-  if (before.pp == after.pp || !before.MicroBatches() || !after.MicroBatches()) return std::nullopt;
-  double stages = std::log2(static_cast<double>(after.pp) / before.pp);
-  const std::optional<double> layers = PositiveFlag(leader, move.defaults, "--num-layers");
-  double last_before = 1, last_after = 1;  // (L + PP·e) / L of each recipe
-  if (layers) {
-    last_before = 1 + before.pp * OutputLayerInLayers(leader, move.defaults) / *layers;
-    last_after = 1 + after.pp * OutputLayerInLayers(*after_recipe, move.defaults) / *layers;
-  }
-  const double compute = (last_after * (1 + after.Bubble())) / (last_before * (1 + before.Bubble())) *
-                         (1 + kStageBoundaryCost * stages);
-  const CampaignView& view = *ctx.view;
-  const double step = view.leader_measurement ? view.leader_measurement->step_time_s : 0;
-  std::optional<double> dp_before = ExposedDataParallelSeconds(leader, view.cluster, move.defaults);
-  std::optional<double> dp_after = ExposedDataParallelSeconds(*after_recipe, view.cluster, move.defaults);
-  if (step <= 0 || !dp_before || !dp_after) return 1 / compute - 1;
-  // At most half the step is communication: the estimate assumes the datasheet's links, and both
-  // recipes' estimates are scaled alike when the leader's would exceed that.
-  const double scale = *dp_before > 0.5 * step ? 0.5 * step / *dp_before : 1.0;
-  const double d_before = *dp_before * scale, d_after = *dp_after * scale;
-  return step / ((step - d_before) * compute + d_after) - 1;
 }
 
 // Turning on --overlap-grad-reduce hides the gradient reduce behind the backward of the last

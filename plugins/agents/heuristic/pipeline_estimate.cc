@@ -1,0 +1,57 @@
+// Copyright attune authors.
+#include "pipeline_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "comm_estimate.h"
+#include "param_memory.h"
+#include "reading.h"
+
+namespace attune::agents {
+
+double OutputLayerInLayers(const Recipe& recipe, const std::map<std::string, std::string>& defaults) {
+  for (const char* placed : {"--decoder-last-pipeline-num-layers", "--pipeline-model-parallel-layout",
+                             "--account-for-loss-in-pipeline-split"}) {
+    if (GetValue(recipe, placed)) return 0;
+  }
+  std::optional<LayerWeights> w = ReadLayerWeights(recipe, defaults);
+  std::optional<double> vocab = PositiveFlag(recipe, defaults, "--vocab-size");
+  if (!w || !vocab) return 0;
+  const double seq = PositiveFlag(recipe, defaults, "--seq-length").value_or(0);
+  return w->hidden * *vocab / (w->ActivePerLayer() + seq * w->hidden);
+}
+
+std::optional<double> PipelineSpeed(const ScoringContext& ctx, const Move& move) {
+  if (std::none_of(move.changes.begin(), move.changes.end(),
+                   [](const Change& c) { return c.key == "--pipeline-model-parallel-size"; })) {
+    return std::nullopt;
+  }
+  const CampaignView& view = *ctx.view;
+  const Recipe& leader = view.leader;
+  std::optional<Recipe> after_recipe = Apply(leader, move.changes);
+  if (!after_recipe) return std::nullopt;
+  RecipeShape before = ReadShape(leader);
+  RecipeShape after = ReadShape(*after_recipe);
+  if (before.pp == after.pp || !before.MicroBatches() || !after.MicroBatches()) return std::nullopt;
+  const double stages = std::log2(static_cast<double>(after.pp) / before.pp);
+  const std::optional<double> layers = PositiveFlag(leader, move.defaults, "--num-layers");
+  double last_before = 1, last_after = 1;  // (L + PP·e) / L of each recipe
+  if (layers) {
+    last_before = 1 + before.pp * OutputLayerInLayers(leader, move.defaults) / *layers;
+    last_after = 1 + after.pp * OutputLayerInLayers(*after_recipe, move.defaults) / *layers;
+  }
+  const double compute = (last_after * (1 + after.Bubble())) / (last_before * (1 + before.Bubble())) *
+                         (1 + kStageBoundaryCost * stages);
+  const double step = view.leader_measurement ? view.leader_measurement->step_time_s : 0;
+  std::optional<double> dp_before = ExposedDataParallelSeconds(leader, view.cluster, move.defaults);
+  std::optional<double> dp_after = ExposedDataParallelSeconds(*after_recipe, view.cluster, move.defaults);
+  if (step <= 0 || !dp_before || !dp_after) return 1 / compute - 1;
+  // At most half the step is communication: the estimate assumes the datasheet's links, and both
+  // recipes' estimates are scaled alike when the leader's would exceed that.
+  const double scale = *dp_before > 0.5 * step ? 0.5 * step / *dp_before : 1.0;
+  const double d_before = *dp_before * scale, d_after = *dp_after * scale;
+  return step / ((step - d_before) * compute + d_after) - 1;
+}
+
+}  // namespace attune::agents
