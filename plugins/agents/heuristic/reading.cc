@@ -172,6 +172,11 @@ RecipeShape ReadShape(const Recipe& r) {
   s.pp = IntOr(r, "--pipeline-model-parallel-size", 1);
   s.cp = IntOr(r, "--context-parallel-size", 1);
   s.vpp = IntOr(r, "--num-virtual-stages-per-pipeline-rank", 1);
+  // The older spelling gives layers per virtual stage: the stages a rank holds follow from it.
+  const int per_stage = IntOr(r, "--num-layers-per-virtual-pipeline-stage", 0);
+  const int layers = IntOr(r, "--num-layers", 0) + (GetValue(r, "--account-for-embedding-in-pipeline-split") ? 1 : 0) +
+                     (GetValue(r, "--account-for-loss-in-pipeline-split") ? 1 : 0);
+  if (per_stage > 0 && layers > 0 && s.pp > 0) s.vpp = std::max(1, layers / s.pp / per_stage);
   s.mbs = IntOr(r, "--micro-batch-size", 1);
   s.ep = IntOr(r, "--expert-model-parallel-size", 1);
   s.etp = IntOr(r, "--expert-tensor-parallel-size", s.tp);

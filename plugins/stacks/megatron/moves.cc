@@ -1,6 +1,9 @@
 #include "moves.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <utility>
 
 #include "devices.h"
 #include "objective.h"
@@ -33,8 +36,109 @@ void RemoveIfSet(Recipe* r, std::vector<Change>* ch, const std::string& key) {
   if (GetValue(*r, key)) AddChange(r, ch, key, std::nullopt);
 }
 
+// The divisor of `n` nearest to `want` among those giving at least two virtual stages per rank
+// (n / d >= 2 for layers per stage, d >= 2 for stages per rank); the larger on a tie, which means
+// fewer pipeline messages. 0 when none does.
+long NearestVirtualDivisor(long n, long want, bool counts_layers) {
+  long best = 0;
+  for (long d = 1; d <= n; ++d) {
+    if (n % d != 0 || (counts_layers ? n / d < 2 : d < 2)) continue;
+    if (best == 0 || std::labs(d - want) <= std::labs(best - want)) best = d;
+  }
+  return best;
+}
+
+// A pipeline move keeps the recipe's interleaved schedule in the recipe's own spelling: when the
+// new PP leaves a rank a layer count the virtual-pipeline value no longer divides (80 layers,
+// 4 layers per virtual stage, PP 4 -> 8 leaves 10 a rank), the value moves to the nearest one that
+// divides and still gives two virtual stages; the flag goes only when no value does. Without this a
+// recipe that sets a virtual pipeline could not change PP at all.
+void FitVirtualPipeline(const RecipeView& v, Recipe* r, std::vector<Change>* ch) {
+  auto counts = PipelineRankLayers(*r, v);
+  if (!counts || counts->empty()) return;  // validation says why the split does not divide
+  long common = 0;  // stages per rank must divide every stage's layers
+  for (long n : *counts) common = std::gcd(common, n);
+  if (v.vpp_stages && *v.vpp_stages >= 1 && common % *v.vpp_stages != 0) {
+    long to = NearestVirtualDivisor(common, *v.vpp_stages, false);
+    if (to > 0) {
+      AddChange(r, ch, "--num-virtual-stages-per-pipeline-rank", std::to_string(to));
+    } else {
+      RemoveIfSet(r, ch, "--num-virtual-stages-per-pipeline-rank");
+    }
+  }
+  if (v.vpp_layers && *v.vpp_layers >= 1 && counts->size() == 1) {
+    long per_rank = counts->front();
+    if (per_rank % *v.vpp_layers == 0 && per_rank / *v.vpp_layers >= 2) return;
+    long to = NearestVirtualDivisor(per_rank, *v.vpp_layers, true);
+    if (to > 0) {
+      AddChange(r, ch, "--num-layers-per-virtual-pipeline-stage", std::to_string(to));
+    } else {
+      RemoveIfSet(r, ch, "--num-layers-per-virtual-pipeline-stage");
+    }
+  }
+}
+
+constexpr const char* kFirstStage = "--decoder-first-pipeline-num-layers";
+constexpr const char* kLastStage = "--decoder-last-pipeline-num-layers";
+
+// The layers of a middle stage less those of the first and of the last stage, when `recipe` has
+// an uneven split with at least one middle stage.
+struct EndDeficits {
+  long first = 0, last = 0;
+};
+std::optional<EndDeficits> ReadEndDeficits(const Recipe& recipe) {
+  RecipeView v = ReadView(recipe);
+  auto first = IntArg(recipe, kFirstStage), last = IntArg(recipe, kLastStage);
+  auto counts = PipelineRankLayers(recipe, v);
+  long middle_stages = v.pp - (first ? 1 : 0) - (last ? 1 : 0);
+  if ((!first && !last) || !counts || middle_stages < 1) return std::nullopt;
+  long middle = (*counts)[first ? 1 : 0];
+  return EndDeficits{first ? middle - *first : 0, last ? middle - *last : 0};
+}
+
+// A pipeline move keeps an uneven split's intent. Its first and last stages hold fewer decoder
+// layers than a middle one because they also run the embedding and the loss, work that does not
+// change with PP: an end stage's deficit against a middle stage measures that work. The new split
+// minimises the busiest stage, counting each end's work so (126 layers as 7 + 8×14 + 7 at PP 16
+// become 15 + 16×6 + 15 at PP 8), and then keeps the deficits closest. PP 1 drops the split, which
+// Megatron refuses there; a recipe without a middle stage keeps its values.
+void FitUnevenSplit(const Recipe& before, Recipe* r, std::vector<Change>* ch) {
+  auto first = IntArg(*r, kFirstStage), last = IntArg(*r, kLastStage);
+  RecipeView v = ReadView(*r);
+  if ((!first && !last) || !v.layers) return;
+  if (v.pp <= 1) {
+    RemoveIfSet(r, ch, kFirstStage);
+    RemoveIfSet(r, ch, kLastStage);
+    return;
+  }
+  std::optional<EndDeficits> want = ReadEndDeficits(before);
+  long middle_stages = v.pp - (first ? 1 : 0) - (last ? 1 : 0);
+  if (!want || middle_stages < 1) return;  // validation says whether the values still divide
+  const long layers = *v.layers;
+  std::optional<std::pair<long, long>> best;  // (busiest stage, squared deficit error)
+  long best_first = 0, best_last = 0;
+  for (long f = first ? 1 : 0; f <= (first ? layers : 0); ++f) {
+    for (long l = last ? 1 : 0; l <= (last ? layers : 0); ++l) {
+      long rest = layers - f - l;
+      if (rest < middle_stages || rest % middle_stages != 0) continue;
+      long m = rest / middle_stages;
+      long busiest = std::max({m, first ? f + want->first : 0, last ? l + want->last : 0});
+      long df = first ? m - f - want->first : 0, dl = last ? m - l - want->last : 0;
+      std::pair<long, long> cost{busiest, df * df + dl * dl};
+      if (!best || cost < *best) {
+        best = cost;
+        best_first = f;
+        best_last = l;
+      }
+    }
+  }
+  if (!best) return;
+  if (first) AddChange(r, ch, kFirstStage, std::to_string(best_first));
+  if (last) AddChange(r, ch, kLastStage, std::to_string(best_last));
+}
+
 // Companion fixes named in levers.yaml: the minimal extra changes that keep a move valid.
-void ApplyCompanion(const std::string& name, const ClusterInfo& cluster, Recipe* r,
+void ApplyCompanion(const std::string& name, const ClusterInfo& cluster, const Recipe& before, Recipe* r,
                     std::vector<Change>* ch) {
   RecipeView v = ReadView(*r);
   if (name == "cuda_device_max_connections") {
@@ -48,7 +152,11 @@ void ApplyCompanion(const std::string& name, const ClusterInfo& cluster, Recipe*
     if (v.pp <= 1) {
       RemoveIfSet(r, ch, "--num-virtual-stages-per-pipeline-rank");
       RemoveIfSet(r, ch, "--num-layers-per-virtual-pipeline-stage");
+    } else {
+      FitVirtualPipeline(v, r, ch);
     }
+  } else if (name == "uneven_split_follows_pp") {
+    FitUnevenSplit(before, r, ch);
   } else if (name == "tp_comm_overlap_follows_sp") {
     if (!v.sp) RemoveIfSet(r, ch, "--tp-comm-overlap");
   } else if (name == "param_gather_follows_prerequisites") {
@@ -108,7 +216,7 @@ std::optional<std::vector<Change>> BuildChanges(const Knowledge& knowledge, cons
   if (on) {
     for (const auto& [key, v] : spec.adds_when_on) AddChange(&next, &changes, key, v);
   }
-  for (const auto& name : spec.companions) ApplyCompanion(name, cluster, &next, &changes);
+  for (const auto& name : spec.companions) ApplyCompanion(name, cluster, recipe, &next, &changes);
   return changes;
 }
 

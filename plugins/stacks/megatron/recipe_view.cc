@@ -61,8 +61,9 @@ void ReadPipeline(const Recipe& r, RecipeView* v) {
   v->layers = IntArg(r, "--num-layers");
   if (v->vpp_stages) {
     v->vpp = *v->vpp_stages;
-  } else if (v->vpp_layers && v->layers && *v->vpp_layers > 0 && v->pp > 0) {
-    v->vpp = *v->layers / v->pp / *v->vpp_layers;
+  } else if (v->vpp_layers && *v->vpp_layers > 0) {
+    auto per_rank = PipelineRankLayers(r, *v);
+    if (per_rank && per_rank->size() == 1) v->vpp = per_rank->front() / *v->vpp_layers;
   }
   if (v->vpp < 1) v->vpp = 1;
 }
@@ -104,6 +105,27 @@ void ReadBatchAndFeatures(const Recipe& r, RecipeView* v) {
 }
 
 }  // namespace
+
+std::optional<std::vector<long>> PipelineRankLayers(const Recipe& r, const RecipeView& v) {
+  if (!v.layers || v.pp < 1 || Has(r, "--pipeline-model-parallel-layout")) return std::nullopt;
+  auto first = IntArg(r, "--decoder-first-pipeline-num-layers");
+  auto last = IntArg(r, "--decoder-last-pipeline-num-layers");
+  if (!first && !last) {
+    long n = *v.layers + (Has(r, "--account-for-embedding-in-pipeline-split") ? 1 : 0) +
+             (Has(r, "--account-for-loss-in-pipeline-split") ? 1 : 0);
+    if (n % v.pp != 0) return std::nullopt;
+    return std::vector<long>{n / v.pp};
+  }
+  long middle_stages = v.pp - (first ? 1 : 0) - (last ? 1 : 0);
+  long rest = *v.layers - first.value_or(0) - last.value_or(0);
+  if (middle_stages < 0 || rest < 0 || (middle_stages == 0 && rest != 0)) return std::nullopt;
+  if (middle_stages > 0 && rest % middle_stages != 0) return std::nullopt;
+  std::vector<long> counts;
+  if (first) counts.push_back(*first);
+  if (middle_stages > 0) counts.push_back(rest / middle_stages);
+  if (last) counts.push_back(*last);
+  return counts;
+}
 
 RecipeView ReadView(const Recipe& recipe) {
   RecipeView v;

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attune/recipe.h"
 
@@ -29,6 +30,13 @@ struct RecipeView {
 
 // Reads the recipe. Malformed integers read as absent (Validate reports them).
 RecipeView ReadView(const Recipe& recipe);
+
+// The decoder layers a pipeline rank holds, one entry per distinct count, as Megatron splits them:
+// {per rank} for an even split, where --account-for-embedding-in-pipeline-split and
+// --account-for-loss-in-pipeline-split count one layer each, and the given first, the middle and the
+// given last count for an uneven one. std::nullopt when the layers are unknown, the split does not
+// divide, or a --pipeline-model-parallel-layout places them.
+std::optional<std::vector<long>> PipelineRankLayers(const Recipe& recipe, const RecipeView& view);
 
 // Argument helpers (keys are "--flag").
 bool Has(const Recipe& recipe, const std::string& flag);

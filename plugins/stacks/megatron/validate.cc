@@ -194,19 +194,31 @@ Found VppRequiresPp(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
          "; raise PP or remove the virtual-pipeline flag";
 }
 
-Found VppLayers(const Recipe&, const RecipeView& v, const ClusterInfo&) {
-  if (!v.layers || (!v.vpp_layers && !v.vpp_stages)) return std::nullopt;
-  if (*v.layers % v.pp != 0) {
-    return "with a virtual pipeline the layers " + S(*v.layers) + " must divide by PP " + S(v.pp);
+Found VppLayers(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!v.layers || (!v.vpp_layers && !v.vpp_stages) || Has(r, "--pipeline-model-parallel-layout")) {
+    return std::nullopt;
   }
-  long per_rank = *v.layers / v.pp;
-  if (v.vpp_layers && (*v.vpp_layers < 1 || per_rank % *v.vpp_layers != 0)) {
-    return "layers per PP rank " + S(per_rank) + " is not divisible by --num-layers-per-virtual-pipeline-stage " +
-           S(*v.vpp_layers) + "; choose a divisor";
+  bool uneven = Has(r, "--decoder-first-pipeline-num-layers") || Has(r, "--decoder-last-pipeline-num-layers");
+  if (uneven && v.vpp_layers) {
+    return "an uneven pipeline split (--decoder-first/last-pipeline-num-layers) takes the virtual pipeline as "
+           "--num-virtual-stages-per-pipeline-rank; replace --num-layers-per-virtual-pipeline-stage";
   }
-  if (v.vpp_stages && (*v.vpp_stages < 1 || per_rank % *v.vpp_stages != 0)) {
-    return "layers per PP rank " + S(per_rank) + " is not divisible by VPP " + S(*v.vpp_stages) +
-           "; choose a divisor";
+  auto counts = PipelineRankLayers(r, v);
+  if (!counts) {
+    if (uneven) return std::nullopt;  // the uneven-split rule says why
+    long n = *v.layers + (Has(r, "--account-for-embedding-in-pipeline-split") ? 1 : 0) +
+             (Has(r, "--account-for-loss-in-pipeline-split") ? 1 : 0);
+    return "with a virtual pipeline the layers " + S(n) + " must divide by PP " + S(v.pp);
+  }
+  const char* what = uneven ? "layers of a pipeline stage " : "layers per PP rank ";
+  for (long per_rank : *counts) {
+    if (v.vpp_layers && (*v.vpp_layers < 1 || per_rank % *v.vpp_layers != 0)) {
+      return what + S(per_rank) + " is not divisible by --num-layers-per-virtual-pipeline-stage " +
+             S(*v.vpp_layers) + "; choose a divisor";
+    }
+    if (v.vpp_stages && (*v.vpp_stages < 1 || per_rank % *v.vpp_stages != 0)) {
+      return what + S(per_rank) + " is not divisible by VPP " + S(*v.vpp_stages) + "; choose a divisor";
+    }
   }
   return std::nullopt;
 }
@@ -489,7 +501,7 @@ const std::vector<Rule>& Rules() {
       {{"par.layout", "a pipeline layout parses, has a multiple of PP stages and --num-layers decoder layers"}, PipelineLayout},
       {{"vpp.at_most_one", "at most one of the three virtual-pipeline flags"}, VppAtMostOne},
       {{"vpp.requires_pp", "VPP needs PP > 1 (PP > 2 with --no-overlap-p2p-communication)"}, VppRequiresPp},
-      {{"vpp.layers_divisible", "layers per PP rank % VPP (or layers per virtual stage) == 0"}, VppLayers},
+      {{"vpp.layers_divisible", "layers of each pipeline stage % VPP (or layers per virtual stage) == 0"}, VppLayers},
       {{"vpp.micro_batches", "interleaving: M >= PP and M % PP == 0 (default group size)"}, VppMicroBatches},
       {{"cp.seq_divisible", "seq_length % (2*CP) == 0 when CP > 1"}, CpSeq},
       {{"cp.comm_type", "a2a+p2p needs hierarchical CP sizes whose product is CP"}, CpCommType},

@@ -107,6 +107,24 @@ TEST_CASE("a pipeline move is valued by the bubble of both recipes, not by one p
   CHECK(SpeedOf(ViewOf(unknown, 20.0), Pp("16", "8")) == Approx(0.08));
 }
 
+TEST_CASE("a virtual pipeline given as layers per stage divides the bubble by its stages",
+          "[agents][scoring]") {
+  // TP 8 x PP 2 on 16 GPUs (DP 1, 128 micro-batches); 96 layers at 12 a virtual stage are 4 virtual
+  // stages a rank: the bubble is 1/(128·4), not 1/128, and PP 2 -> 1 gains only that and a stage
+  // boundary. The same schedule spelled as stages per rank is valued alike.
+  Recipe layers = Gpt3("2", "128", 2);
+  Set(&layers, "--num-layers-per-virtual-pipeline-stage", "12");
+  Move to_one = Pp("2", "1");
+  to_one.changes.push_back({"--num-layers-per-virtual-pipeline-stage", std::string("12"), std::nullopt});
+  const double expected = (1 + 1.0 / (128 * 4)) / (1 - 0.01) - 1;
+  CHECK(SpeedOf(ViewOf(layers, 0.0), to_one) == Approx(expected).margin(1e-6));
+  Recipe stages = Gpt3("2", "128", 2);
+  Set(&stages, "--num-virtual-stages-per-pipeline-rank", "4");
+  Move stages_to_one = Pp("2", "1");
+  stages_to_one.changes.push_back({"--num-virtual-stages-per-pipeline-rank", std::string("4"), std::nullopt});
+  CHECK(SpeedOf(ViewOf(stages, 0.0), stages_to_one) == Approx(expected).margin(1e-6));
+}
+
 TEST_CASE("the output layer the last pipeline stage carries counts against more stages",
           "[agents][scoring]") {
   // GPT-3's layer is about 12h² + s·h of work per token; a 256k vocabulary's logits are h·V, about

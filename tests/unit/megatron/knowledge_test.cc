@@ -2,6 +2,7 @@
 // and every combination rule of Validate fires with its rule id.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include "knowledge.h"
@@ -134,6 +135,10 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
       // A flag that works out to one virtual stage is still refused with PP 1 (Megatron asserts).
       {"vpp.requires_pp", {{"--pipeline-model-parallel-size", V("1")}, {"--num-layers-per-virtual-pipeline-stage", V("32")}}},
       {"vpp.layers_divisible", {{"--num-virtual-stages-per-pipeline-rank", V("3")}}},
+      // PP 4, first 6 and last 10 of 32 layers, middle 8: the first stage's 6 do not divide by 4.
+      {"vpp.layers_divisible", {{"--pipeline-model-parallel-size", V("4")}, {"--decoder-first-pipeline-num-layers", V("6")}, {"--decoder-last-pipeline-num-layers", V("10")}, {"--num-virtual-stages-per-pipeline-rank", V("4")}}},
+      // Megatron asks an uneven split for the virtual stages per rank, not the layers per stage.
+      {"vpp.layers_divisible", {{"--pipeline-model-parallel-size", V("4")}, {"--decoder-first-pipeline-num-layers", V("6")}, {"--decoder-last-pipeline-num-layers", V("10")}, {"--num-layers-per-virtual-pipeline-stage", V("2")}}},
       {"vpp.micro_batches", {{"--num-virtual-stages-per-pipeline-rank", V("2")}, {"--global-batch-size", V("4")}}},
       {"cp.seq_divisible", {{"--context-parallel-size", V("2")}, {"--pipeline-model-parallel-size", V("1")}, {"--seq-length", V("4098")}}},
       {"cp.comm_type", {{"--cp-comm-type", V("a2a+p2p")}}},
@@ -189,6 +194,22 @@ TEST_CASE("a pipeline layout that places every layer on a multiple of PP stages 
   }
   auto status = Stack().Validate(With(DenseRecipe(), "--pipeline-model-parallel-layout", "Et*16|t*15,L"), H100());
   CHECK_THAT(status.message(), Catch::Contains("31 decoder layers") && Catch::Contains("--num-layers is 32"));
+}
+
+TEST_CASE("a virtual pipeline divides each stage's layers as Megatron splits them", "[megatron][validate]") {
+  // 30 layers with the embedding and the loss each counted as a layer: 32 over PP 2, 16 a rank.
+  Recipe accounted = With(With(With(DenseRecipe(), "--num-layers", "30"), "--account-for-embedding-in-pipeline-split", ""),
+                          "--account-for-loss-in-pipeline-split", "");
+  CHECK_FALSE(Violates(With(accounted, "--num-virtual-stages-per-pipeline-rank", "8"), H100(), "vpp.layers_divisible"));
+  CHECK_FALSE(Violates(With(accounted, "--num-layers-per-virtual-pipeline-stage", "4"), H100(), "vpp.layers_divisible"));
+  CHECK(Violates(With(With(DenseRecipe(), "--num-layers", "30"), "--num-virtual-stages-per-pipeline-rank", "8"), H100(),
+                 "vpp.layers_divisible"));
+  // An uneven split: PP 4, first 6 and last 10 of 32 layers, 8 in each middle stage; 2 divides all.
+  Recipe uneven = With(With(With(DenseRecipe(), "--pipeline-model-parallel-size", "4"),
+                            "--decoder-first-pipeline-num-layers", "6"), "--decoder-last-pipeline-num-layers", "10");
+  CHECK(Stack().Validate(With(uneven, "--num-virtual-stages-per-pipeline-rank", "2"), H100()).ok());
+  auto refused = Stack().Validate(With(uneven, "--num-virtual-stages-per-pipeline-rank", "4"), H100());
+  CHECK_THAT(refused.message(), Catch::Contains("layers of a pipeline stage 6 is not divisible by VPP 4"));
 }
 
 TEST_CASE("a violation message names the values and the fix", "[megatron][validate]") {
@@ -259,6 +280,108 @@ TEST_CASE("ETP absent means the recipe's TP: moves say so and moving to it is no
     if (m.lever_id != "expert_tensor_parallel") continue;
     CHECK(m.defaults.at("--expert-tensor-parallel-size") == "1");
     CHECK(m.changes[0].to != std::optional<std::string>("1"));
+  }
+}
+
+}  // namespace
+}  // namespace attune::megatron
+
+namespace attune::megatron {
+namespace {
+
+// The pipeline moves from `recipe`, by the PP they move to.
+std::map<std::string, Move> PipelineMoves(const Recipe& recipe) {
+  std::map<std::string, Move> out;
+  for (const Move& m : testing::Stack().LegalMoves(recipe, testing::H100())) {
+    if (m.lever_id == "pipeline_parallel") out[m.changes.at(0).to.value_or("absent")] = m;
+  }
+  return out;
+}
+
+std::optional<std::string> ChangeTo(const Move& m, const std::string& key) {
+  for (const Change& c : m.changes) {
+    if (c.key == key) return c.to.value_or("removed");
+  }
+  return std::nullopt;
+}
+
+TEST_CASE("a pipeline move keeps an uneven split's end stages as light as they were", "[megatron][moves]") {
+  const std::string first = "--decoder-first-pipeline-num-layers";
+  const std::string last = "--decoder-last-pipeline-num-layers";
+  // 62 layers, TP 2 x PP 4: 14 + 17 + 17 + 14, each end 3 layers lighter for its embedding or loss.
+  Recipe r = testing::With(testing::With(testing::DenseRecipe(), "--num-layers", "62"), "--pipeline-model-parallel-size", "4");
+  r = testing::With(testing::With(r, first, "14"), last, "14");
+  REQUIRE(testing::Stack().Validate(r, testing::H100()).ok());
+  auto moves = PipelineMoves(r);
+  // PP 8: 8.5 layers of work a stage at best; 4 + 9×6 + 4 makes the busiest stage 9 (an end's 4 + 3).
+  REQUIRE(moves.count("8") == 1);
+  CHECK(ChangeTo(moves["8"], first) == std::optional<std::string>("4"));
+  CHECK(ChangeTo(moves["8"], last) == std::optional<std::string>("4"));
+  // PP 1 drops the split; PP 2 has no middle stage and 14 + 14 is not 62, so it is no move.
+  REQUIRE(moves.count("1") == 1);
+  CHECK(ChangeTo(moves["1"], first) == std::optional<std::string>("removed"));
+  CHECK(ChangeTo(moves["1"], last) == std::optional<std::string>("removed"));
+  CHECK(moves.count("2") == 0);
+  // With the first stage alone given: 62 at PP 2 as 30 + 32, the first 2 layers lighter; PP 4
+  // makes it 14 + 16×3, the busiest stage 16.
+  Recipe one_end = testing::With(testing::With(testing::DenseRecipe(), "--num-layers", "62"), first, "30");
+  REQUIRE(testing::Stack().Validate(one_end, testing::H100()).ok());
+  auto one_end_moves = PipelineMoves(one_end);
+  REQUIRE(one_end_moves.count("4") == 1);
+  CHECK(ChangeTo(one_end_moves["4"], first) == std::optional<std::string>("14"));
+  CHECK_FALSE(ChangeTo(one_end_moves["4"], last));
+}
+
+TEST_CASE("a pipeline move keeps a virtual pipeline, refitting its value to the new PP", "[megatron][moves]") {
+  const std::string stages = "--num-virtual-stages-per-pipeline-rank";
+  const std::string layers = "--num-layers-per-virtual-pipeline-stage";
+  // 32 layers, TP 2 x PP 2 on 16 GPUs: 16 layers a rank.
+  SECTION("virtual stages per rank") {
+    auto moves = PipelineMoves(testing::With(testing::DenseRecipe(), stages, "8"));
+    REQUIRE(moves.count("4") == 1);
+    CHECK_FALSE(ChangeTo(moves["4"], stages));  // 8 layers a rank still divide into 8 stages
+    REQUIRE(moves.count("8") == 1);
+    CHECK(ChangeTo(moves["8"], stages) == std::optional<std::string>("4"));  // 4 layers a rank
+    REQUIRE(moves.count("1") == 1);
+    CHECK(ChangeTo(moves["1"], stages) == std::optional<std::string>("removed"));
+  }
+  SECTION("layers per virtual stage") {
+    auto moves = PipelineMoves(testing::With(testing::DenseRecipe(), layers, "8"));  // 2 stages a rank
+    REQUIRE(moves.count("4") == 1);
+    CHECK(ChangeTo(moves["4"], layers) == std::optional<std::string>("4"));  // 8 a rank: keep 2 stages
+    REQUIRE(moves.count("8") == 1);
+    CHECK(ChangeTo(moves["8"], layers) == std::optional<std::string>("2"));
+    REQUIRE(moves.count("1") == 1);
+    CHECK(ChangeTo(moves["1"], layers) == std::optional<std::string>("removed"));
+  }
+  SECTION("a value that divides nothing is dropped") {
+    // 8 layers: PP 8 leaves one layer a rank, too few for two virtual stages.
+    Recipe r = testing::With(testing::With(testing::DenseRecipe(), "--num-layers", "8"), stages, "4");
+    auto moves = PipelineMoves(r);
+    REQUIRE(moves.count("8") == 1);
+    CHECK(ChangeTo(moves["8"], stages) == std::optional<std::string>("removed"));
+    Recipe moved = r;
+    REQUIRE(ApplyChanges(&moved, moves["8"].changes).ok());
+    CHECK(testing::Stack().Validate(moved, testing::H100()).ok());
+  }
+  SECTION("an uneven split: the virtual stages divide every stage") {
+    // 52 layers, the first stage 4 lighter: 24 + 28 at PP 2, which 4 virtual stages divide. PP 4
+    // refits the split to 10 + 14×3, which only 2 do.
+    Recipe r = testing::With(testing::With(testing::DenseRecipe(), "--num-layers", "52"),
+                             "--decoder-first-pipeline-num-layers", "24");
+    r = testing::With(r, stages, "4");
+    REQUIRE(testing::Stack().Validate(r, testing::H100()).ok());
+    auto moves = PipelineMoves(r);
+    REQUIRE(moves.count("4") == 1);
+    CHECK(ChangeTo(moves["4"], "--decoder-first-pipeline-num-layers") == std::optional<std::string>("10"));
+    CHECK(ChangeTo(moves["4"], stages) == std::optional<std::string>("2"));
+  }
+  SECTION("the nearest divisor") {
+    // 80 layers at 4 layers a virtual stage; PP 8 leaves 10 a rank, divided by 2 or 5 layers.
+    Recipe r = testing::With(testing::With(testing::DenseRecipe(), "--num-layers", "80"), layers, "4");
+    auto moves = PipelineMoves(r);
+    REQUIRE(moves.count("8") == 1);
+    CHECK(ChangeTo(moves["8"], layers) == std::optional<std::string>("5"));
   }
 }
 
