@@ -135,6 +135,10 @@ Result<importer::LaunchCall> EvaluateScript(Env& env, const ArgParser& p, const 
     std::string why = file + ": " + launch.status().message() + "\nThe script exited with status " +
                       std::to_string(capture->exit_code);
     if (!capture->stderr_tail.empty()) why += "; its last error lines:\n" + capture->stderr_tail;
+    if (!capture->stdout_tail.empty()) {
+      if (!why.empty() && why.back() != '\n') why += capture->stderr_tail.empty() ? "; " : "\n";
+      why += "its last output lines:\n" + capture->stdout_tail;
+    }
     for (const auto& unset : capture->unset_variables) {
       why += "\nunresolved: " + unset + " is read but not set; give it with --env NAME=VALUE or --arg VALUE";
     }

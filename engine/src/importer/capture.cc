@@ -328,6 +328,7 @@ Result<Capture> CaptureScript(const std::string& script_path, const CaptureOptio
   capture.exit_code = first.exit_code;
   capture.timed_out = first.timed_out;
   capture.stderr_tail = Tail(first.err, 8);
+  capture.stdout_tail = Tail(first.out, 8);
   ATTUNE_ASSIGN_OR_RETURN(capture.calls, ReadCalls(root / "rec", start));
   if (capture.timed_out) return capture;
   // What the script reads unset: under `set -u` bash stops at the first one; it is then set to

@@ -52,6 +52,7 @@ struct Capture {
   int exit_code = -1;               // the script's exit status (-1: killed, or timed out)
   bool timed_out = false;
   std::string stderr_tail;          // the last lines the script wrote to stderr
+  std::string stdout_tail;          // and to stdout, where many scripts echo their own errors
   // From runs under `set -u`: "line N: NAME" for each variable the script reads without it being
   // set (a positional argument "$1" or required environment), in the order bash met them. Each
   // run sets the ones found so far to empty and goes on, up to kMaxUnsetReported of them.

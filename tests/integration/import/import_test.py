@@ -437,6 +437,14 @@ torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 --n
     nothing = write('nothing.sh', 'echo hello\npip install torch\n')
     code, _, err = attune('recipe', 'import', nothing)
     check(code == 2 and 'no training launch' in err and 'pip install torch' in err, f'nothing: {code} {err}')
+    # A script that checks for its entry point and says why on stdout (as Megatron-LM's own
+    # examples do) before exiting: the user sees its words, not only the exit status.
+    guarded = write('guarded.sh', 'if [ ! -f pretrain_gpt.py ]; then\n'
+                    '  echo "Error: pretrain_gpt.py not found; run this from the Megatron-LM root"\n'
+                    '  exit 1\nfi\ntorchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4\n')
+    code, _, err = attune('recipe', 'import', guarded)
+    check(code == 2 and 'exited with status 1' in err and 'its last output lines' in err and
+          'run this from the Megatron-LM root' in err, f'guarded: {code} {err}')
     code, _, err = attune('recipe', 'import', nothing, '--timeout', 'soon')
     check(code == 2 and '--timeout' in err, f'bad timeout: {code} {err}')
     code, _, err = attune('recipe', 'import', nothing, '--env', 'NOEQUALS')
