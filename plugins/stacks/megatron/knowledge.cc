@@ -153,7 +153,7 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
             {"id", "description", "keys", "type", "default", "default_from", "values", "presets", "companions",
              "requires", "requires_present", "excludes", "addresses", "expected_speed",
              "expected_memory", "changes_rng", "loss_tolerance", "devices",
-             "needs_data_parallel", "order"});
+             "needs_data_parallel", "needs_tensor_parallel", "order"});
   LeverSpec spec;
   spec.lever.id = RequiredStr(source, node, "id", path);
   spec.lever.description = node["description"] ? Str(source, node["description"], path + ".description") : "";
@@ -184,6 +184,9 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
   spec.devices = ParseDevices(source, node["devices"], path + ".devices");
   if (node["needs_data_parallel"]) {
     spec.needs_data_parallel = Bool(source, node["needs_data_parallel"], path + ".needs_data_parallel");
+  }
+  if (node["needs_tensor_parallel"]) {
+    spec.needs_tensor_parallel = Bool(source, node["needs_tensor_parallel"], path + ".needs_tensor_parallel");
   }
   CheckLeverShape(source, node, path, spec);
   return spec;

@@ -53,7 +53,8 @@ struct LeverSpec {
   std::vector<std::string> excludes;                          // must be absent to turn it on
   std::string loss_tolerance;        // tolerance class; "" = by changes_rng
   std::vector<DeviceKind> devices;   // where the lever works (kCpu, kGpu); empty = everywhere
-  bool needs_data_parallel = false;  // a no-op at data-parallel size 1: not offered there
+  bool needs_data_parallel = false;    // a no-op at data-parallel size 1: not offered there
+  bool needs_tensor_parallel = false;  // a no-op at tensor-parallel size 1: not offered there
 };
 
 // A condition of a conditional objective rule (objective.yaml `refuse_if`).

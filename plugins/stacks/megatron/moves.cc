@@ -271,6 +271,8 @@ std::vector<Move> EnumerateMoves(const Knowledge& knowledge, const Recipe& recip
     // Sharding over, or overlapping communication with, a single data-parallel rank changes
     // nothing: a candidate spent on it could only measure noise.
     if (spec.needs_data_parallel && ReadView(recipe).dp <= 1) continue;
+    // Megatron turns sequence parallelism off at TP 1: switching it there changes nothing.
+    if (spec.needs_tensor_parallel && ReadView(recipe).tp <= 1) continue;
     for (const auto& value : CandidateValues(spec, recipe)) {
       auto changes = BuildChanges(knowledge, spec, value, recipe, cluster);
       if (!changes) continue;

@@ -89,7 +89,8 @@ void ReadBatchAndFeatures(const Recipe& r, RecipeView* v) {
   long gbs = v->gbs.value_or(v->mbs.value_or(0) * v->dp);
   long denominator = v->mbs.value_or(0) * v->dp;
   v->micro_batches = denominator > 0 ? gbs / denominator : 0;
-  v->sp = Has(r, "--sequence-parallel");
+  // Megatron turns sequence parallelism off at TP 1 (with a warning): the flag then means nothing.
+  v->sp = Has(r, "--sequence-parallel") && v->tp > 1;
   v->dist_opt = Has(r, "--use-distributed-optimizer");
   v->overlap_grad = Has(r, "--overlap-grad-reduce");
   v->overlap_param = Has(r, "--overlap-param-gather");

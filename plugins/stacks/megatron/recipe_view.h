@@ -23,7 +23,8 @@ struct RecipeView {
   long micro_batches = 0;                // M = GBS / (MBS * DP), 0 when unknown
   std::optional<long> seq;
   std::optional<long> layers, heads, hidden, ffn, query_groups, experts, moe_ffn;
-  bool sp = false, dist_opt = false, overlap_grad = false, overlap_param = false;
+  bool sp = false;                       // --sequence-parallel as Megatron runs it: off at TP 1
+  bool dist_opt = false, overlap_grad = false, overlap_param = false;
   bool tp_comm_overlap = false, cuda_graphs = false, fsdp = false;
   std::string recompute_granularity;     // "", "selective", "full"
 };

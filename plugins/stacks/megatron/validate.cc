@@ -237,12 +237,6 @@ Found CpSeq(const Recipe&, const RecipeView& v, const ClusterInfo&) {
   return "--seq-length " + S(*v.seq) + " is not a multiple of 2*CP = " + S(2 * v.cp) + "; lower CP";
 }
 
-Found SpRequiresTp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
-  if (!v.sp || v.tp > 1) return std::nullopt;
-  return "--sequence-parallel needs TP > 1 (found TP " + S(v.tp) +
-         "; Megatron silently disables it); remove --sequence-parallel or raise TP";
-}
-
 Found SpSeqTp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
   if (!v.sp || v.tp <= 1 || !v.seq || v.cp < 1) return std::nullopt;
   if ((*v.seq / v.cp) % v.tp == 0) return std::nullopt;
@@ -325,6 +319,10 @@ Found EpOverlap(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
 
 Found TpCommOverlapSp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
   if (!v.tp_comm_overlap || v.sp) return std::nullopt;
+  if (v.tp <= 1) {
+    return "--tp-comm-overlap needs sequence parallelism, which Megatron turns off at TP 1; remove "
+           "--tp-comm-overlap or raise TP";
+  }
   return "--tp-comm-overlap needs --sequence-parallel; add --sequence-parallel";
 }
 
@@ -505,7 +503,6 @@ const std::vector<Rule>& Rules() {
       {{"vpp.micro_batches", "interleaving: M >= PP and M % PP == 0 (default group size)"}, VppMicroBatches},
       {{"cp.seq_divisible", "seq_length % (2*CP) == 0 when CP > 1"}, CpSeq},
       {{"cp.comm_type", "a2a+p2p needs hierarchical CP sizes whose product is CP"}, CpCommType},
-      {{"sp.requires_tp", "sequence parallel needs TP > 1"}, SpRequiresTp},
       {{"sp.seq_divisible_tp", "with SP, (seq/CP) % TP == 0"}, SpSeqTp},
       {{"batch.mbs_required", "--micro-batch-size is set and positive"}, MbsRequired},
       {{"batch.gbs_divisible", "GBS % (MBS*DP) == 0 and GBS >= MBS*DP"}, GbsDivisible},

@@ -142,7 +142,8 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
       {"vpp.micro_batches", {{"--num-virtual-stages-per-pipeline-rank", V("2")}, {"--global-batch-size", V("4")}}},
       {"cp.seq_divisible", {{"--context-parallel-size", V("2")}, {"--pipeline-model-parallel-size", V("1")}, {"--seq-length", V("4098")}}},
       {"cp.comm_type", {{"--cp-comm-type", V("a2a+p2p")}}},
-      {"sp.requires_tp", {{"--tensor-model-parallel-size", V("1")}}},
+      // Megatron turns sequence parallelism off at TP 1, and then refuses TP comm overlap.
+      {"tpov.requires_sp", {{"--tensor-model-parallel-size", V("1")}, {"--tp-comm-overlap", V("")}}},
       {"sp.seq_divisible_tp", {{"--seq-length", V("4095")}}},
       {"batch.mbs_required", {{"--micro-batch-size", std::nullopt}}},
       {"batch.gbs_divisible", {{"--global-batch-size", V("250")}}},
@@ -210,6 +211,19 @@ TEST_CASE("a virtual pipeline divides each stage's layers as Megatron splits the
   CHECK(Stack().Validate(With(uneven, "--num-virtual-stages-per-pipeline-rank", "2"), H100()).ok());
   auto refused = Stack().Validate(With(uneven, "--num-virtual-stages-per-pipeline-rank", "4"), H100());
   CHECK_THAT(refused.message(), Catch::Contains("layers of a pipeline stage 6 is not divisible by VPP 4"));
+}
+
+TEST_CASE("sequence parallel at TP 1 is accepted as Megatron runs it, off, and never toggled", "[megatron][validate]") {
+  // Megatron-LM's own Mixtral example sets --sequence-parallel with TP 1; Megatron warns and runs
+  // without it.
+  Recipe tp1 = With(DenseRecipe(), "--tensor-model-parallel-size", "1");
+  CHECK(Stack().Validate(tp1, H100()).ok());
+  for (const Move& m : Stack().LegalMoves(tp1, H100())) CHECK(m.lever_id != "sequence_parallel");
+  bool offered_at_tp2 = false;
+  for (const Move& m : Stack().LegalMoves(DenseRecipe(), H100())) offered_at_tp2 |= m.lever_id == "sequence_parallel";
+  CHECK(offered_at_tp2);
+  auto overlap = Stack().Validate(With(tp1, "--tp-comm-overlap", ""), H100());
+  CHECK_THAT(overlap.message(), Catch::Contains("turns off at TP 1"));
 }
 
 TEST_CASE("a violation message names the values and the fix", "[megatron][validate]") {
