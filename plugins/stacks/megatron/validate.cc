@@ -25,11 +25,15 @@ using Found = std::optional<std::string>;
 Found WorldDivisible(const Recipe&, const RecipeView& v, const ClusterInfo&) {
   long model = v.tp * v.pp * v.cp;
   if (model > 0 && v.world % model == 0) return std::nullopt;
-  return "world size " + S(v.world) + " is not divisible by TP*PP*CP = " + S(v.tp) + "*" + S(v.pp) +
-         "*" + S(v.cp) + " = " + S(model) + "; choose sizes whose product divides the world size";
+  return "world size " + S(v.world) + " (the recipe's topology: " + S(v.nodes) + " node(s) x " +
+         S(v.gpus_per_node) + " GPUs) is not divisible by TP*PP*CP = " + S(v.tp) + "*" + S(v.pp) + "*" +
+         S(v.cp) + " = " + S(model) + "; choose sizes whose product divides the world size, or set the "
+         "recipe's topology to the nodes the job runs on";
 }
 
 Found ExpertGrid(const Recipe&, const RecipeView& v, const ClusterInfo&) {
+  // Without experts the grid is TP*PP, which par.world_divisible already covers.
+  if (!v.experts || *v.experts <= 0) return std::nullopt;
   long grid = v.etp * v.ep * v.pp;
   if (grid > 0 && v.world % grid == 0) return std::nullopt;
   return "world size " + S(v.world) + " is not divisible by ETP*EP*PP = " + S(v.etp) + "*" + S(v.ep) +

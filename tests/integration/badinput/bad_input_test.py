@@ -355,10 +355,14 @@ def test_a_recipe_that_cannot_run_on_the_cluster_is_refused_before_anything_runs
     recipe = write('pp16-recipe.yaml', text)
     wf = write('pp16.yaml', re.sub(r'^recipe: .*$', 'recipe: ' + recipe, base_workflow(), flags=re.M))
     campaign = os.path.join(SCRATCH, 'c-pp16')
+    # `validate` finds it too, naming the recipe and the topology it read.
+    code, out, err = attune('validate', wf)
+    check(code == 2 and 'pp16-recipe.yaml' in err and
+          "world size 16 (the recipe's topology: 2 node(s) x 8 GPUs)" in err, f'pp16 validate: {code} {err!r}')
     code, out, err = attune('run', wf, '--dir', campaign)
     check(code == 2, f'pp16: exit {code}')
     check('cannot run as it is on this launcher' in err and
-          'world size 16 is not divisible by TP*PP*CP = 2*16*1 = 32' in err and
+          'is not divisible by TP*PP*CP = 2*16*1 = 32' in err and
           'Nothing was run or spent' in err, f'pp16: said {err.strip()!r}')
     code, out, err = attune('status', '--dir', campaign)
     check(code != 0 and 'holds no events' in err, f'pp16: something was recorded: {out!r} {err!r}')
