@@ -18,6 +18,12 @@ long GeneratorLimit(const std::string& max, const Recipe& recipe) {
   if (max == "gpus_per_node") return v.gpus_per_node;
   if (max == "world") return v.world;
   if (max == "num_layers") return v.layers.value_or(1);
+  if (max == "layers_per_stage") {
+    // Megatron caps a recompute count at the layers a stage holds: values past it repeat a move.
+    auto counts = PipelineRankLayers(recipe, v);
+    if (counts && !counts->empty()) return *std::max_element(counts->begin(), counts->end());
+    return std::max(1L, v.layers.value_or(1) / std::max(1L, v.pp));
+  }
   if (max == "num_experts") return v.experts.value_or(1);
   return std::atol(max.c_str());
 }

@@ -1,5 +1,7 @@
 #include "recipe_view.h"
 
+#include "sim_mapping.h"
+
 namespace attune::megatron {
 
 bool Has(const Recipe& recipe, const std::string& flag) {
@@ -10,9 +12,24 @@ std::optional<std::string> StrArg(const Recipe& recipe, const std::string& flag)
   return GetValue(recipe, flag);
 }
 
+std::optional<std::string> WithoutDigitUnderscores(const std::string& s) {
+  std::string out;
+  auto digit = [&](size_t j) { return j < s.size() && s[j] >= '0' && s[j] <= '9'; };
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '_') {
+      out += s[i];
+    } else if (i == 0 || !digit(i - 1) || !digit(i + 1)) {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
 std::optional<long> IntArg(const Recipe& recipe, const std::string& flag) {
-  auto v = GetValue(recipe, flag);
-  if (!v || v->empty()) return std::nullopt;
+  auto given = GetValue(recipe, flag);
+  if (!given || given->empty()) return std::nullopt;
+  auto v = WithoutDigitUnderscores(*given);
+  if (!v) return std::nullopt;
   try {
     size_t used = 0;
     long n = std::stol(*v, &used);
@@ -59,7 +76,11 @@ void ReadPipeline(const Recipe& r, RecipeView* v) {
   v->vpp_layers = IntArg(r, "--num-layers-per-virtual-pipeline-stage");
   v->vpp_stages = IntArg(r, "--num-virtual-stages-per-pipeline-rank");
   v->layers = IntArg(r, "--num-layers");
-  if (v->vpp_stages) {
+  auto layout = GetValue(r, "--pipeline-model-parallel-layout");
+  auto stages = layout ? UnrollPipelineLayout(*layout) : std::nullopt;
+  if (stages && v->pp > 0 && stages->size() % static_cast<size_t>(v->pp) == 0) {
+    v->vpp = static_cast<long>(stages->size()) / v->pp;  // a layout's stages beyond PP are virtual
+  } else if (v->vpp_stages) {
     v->vpp = *v->vpp_stages;
   } else if (v->vpp_layers && *v->vpp_layers > 0) {
     auto per_rank = PipelineRankLayers(r, *v);
@@ -73,10 +94,10 @@ void ReadModel(const Recipe& r, RecipeView* v) {
   v->hidden = IntArg(r, "--hidden-size");
   v->ffn = IntArg(r, "--ffn-hidden-size");
   if (!v->ffn) v->ffn = DefaultFfn(r);
-  if (Has(r, "--group-query-attention") || Has(r, "--num-query-groups")) {
-    v->query_groups = IntArg(r, "--num-query-groups");
-  }
+  // Megatron reads --num-query-groups only with --group-query-attention (default 1 group then).
+  if (Has(r, "--group-query-attention")) v->query_groups = IntArg(r, "--num-query-groups").value_or(1);
   v->experts = IntArg(r, "--num-experts");
+  if (v->experts && *v->experts == 0) v->experts.reset();  // Megatron: 0 experts is a dense model
   v->moe_ffn = IntArg(r, "--moe-ffn-hidden-size");
   if (!v->moe_ffn && v->experts) v->moe_ffn = v->ffn;
   v->seq = IntArg(r, "--seq-length");

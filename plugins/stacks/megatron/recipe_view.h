@@ -39,6 +39,10 @@ RecipeView ReadView(const Recipe& recipe);
 // divide, or a --pipeline-model-parallel-layout places them.
 std::optional<std::vector<long>> PipelineRankLayers(const Recipe& recipe, const RecipeView& view);
 
+// A number as Python's int() and float() read it, which allow an underscore between two digits
+// (1_000): the text without them, or std::nullopt for an underscore elsewhere.
+std::optional<std::string> WithoutDigitUnderscores(const std::string& text);
+
 // Argument helpers (keys are "--flag").
 bool Has(const Recipe& recipe, const std::string& flag);
 std::optional<long> IntArg(const Recipe& recipe, const std::string& flag);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "devices.h"
@@ -62,25 +63,41 @@ const char* const kFloatFlags[] = {
     "--lr-warmup-fraction", "--moe-aux-loss-coeff", "--moe-z-loss-coeff", "--rotary-base",
     "--norm-epsilon", "--loss-scale", "--initial-loss-scale"};
 
-bool WholeInt(const std::string& s) {
-  if (s.empty()) return false;
-  size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
-  if (i == s.size()) return false;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
+bool WholeInt(const std::string& text) {
+  auto s = WithoutDigitUnderscores(text);
+  if (!s || s->empty()) return false;
+  size_t i = ((*s)[0] == '-' || (*s)[0] == '+') ? 1 : 0;
+  if (i == s->size()) return false;
+  for (; i < s->size(); ++i) {
+    if ((*s)[i] < '0' || (*s)[i] > '9') return false;
   }
   return true;
 }
 
-bool WholeFloat(const std::string& s) {
-  if (s.empty()) return false;
+bool WholeFloat(const std::string& text) {
+  auto s = WithoutDigitUnderscores(text);
+  if (!s || s->empty()) return false;
   try {
     size_t used = 0;
-    (void)std::stod(s, &used);
-    return used == s.size();
+    (void)std::stod(*s, &used);
+    return used == s->size();
   } catch (...) {
     return false;  // std::stod reports "not a number" by throwing
   }
+}
+
+// Flags Megatron declares with nargs='+': one number per space-separated word.
+bool IsListFlag(const std::string& flag) { return flag == "--moe-aux-loss-coeff"; }
+
+bool EveryWordFloat(const std::string& value) {
+  std::istringstream words(value);
+  std::string word;
+  bool any = false;
+  while (words >> word) {
+    if (!WholeFloat(word)) return false;
+    any = true;
+  }
+  return any;
 }
 
 Found ValueTypes(const Recipe& r, const RecipeView&, const ClusterInfo&) {
@@ -93,7 +110,7 @@ Found ValueTypes(const Recipe& r, const RecipeView&, const ClusterInfo&) {
   }
   for (const char* flag : kFloatFlags) {
     auto v = GetValue(r, flag);
-    if (v && !WholeFloat(*v)) {
+    if (v && !(IsListFlag(flag) ? EveryWordFloat(*v) : WholeFloat(*v))) {
       return std::string(flag) + " takes a number, but its value is '" + *v +
              "'; remove what follows the number";
     }
@@ -138,7 +155,9 @@ Found LayersPp(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
   bool uneven = Has(r, "--decoder-first-pipeline-num-layers") ||
                 Has(r, "--decoder-last-pipeline-num-layers") ||
                 Has(r, "--pipeline-model-parallel-layout");
-  if (!v.layers || uneven || v.vpp_layers || v.vpp_stages) return std::nullopt;
+  // A hybrid (Mamba) model's layers come from its pattern; Megatron ignores --num-layers there.
+  bool hybrid = Has(r, "--hybrid-layer-pattern") || Has(r, "--hybrid-override-pattern");
+  if (!v.layers || uneven || hybrid || v.vpp_layers || v.vpp_stages) return std::nullopt;
   long n = *v.layers + (Has(r, "--account-for-embedding-in-pipeline-split") ? 1 : 0) +
            (Has(r, "--account-for-loss-in-pipeline-split") ? 1 : 0);
   if (n % v.pp == 0) return std::nullopt;
@@ -189,9 +208,9 @@ Found VppAtMostOne(const Recipe& r, const RecipeView&, const ClusterInfo&) {
 }
 
 Found VppRequiresPp(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
-  // Megatron asserts PP > 1 whenever a virtual-pipeline flag is given, even one that works out
-  // to a single virtual stage.
-  if (v.vpp <= 1 && !v.vpp_layers && !v.vpp_stages) return std::nullopt;
+  // Megatron takes a virtual pipeline of one stage (a flag or a layout that works out to VPP 1) as
+  // none, and checks PP only for an interleaved schedule.
+  if (v.vpp <= 1) return std::nullopt;
   long min_pp = Has(r, "--no-overlap-p2p-communication") ? 3 : 2;
   if (v.pp >= min_pp) return std::nullopt;
   return "interleaved schedule (VPP " + S(v.vpp) + ") needs PP >= " + S(min_pp) + ", found PP " + S(v.pp) +
@@ -274,9 +293,9 @@ Found ExpertsEp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
 
 Found MoeFlagsNeedExperts(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
   if (v.experts) return std::nullopt;
-  for (const char* f : {"--moe-token-dispatcher-type", "--moe-grouped-gemm", "--moe-permute-fusion",
-                        "--expert-tensor-parallel-size", "--overlap-moe-expert-parallel-comm"}) {
-    if (Has(r, f)) return std::string(f) + " needs an MoE model (--num-experts); remove it";
+  // Megatron ignores the other MoE settings on a dense model; this one it refuses.
+  if (Has(r, "--overlap-moe-expert-parallel-comm")) {
+    return "--overlap-moe-expert-parallel-comm needs an MoE model (--num-experts) with EP > 1; remove it";
   }
   return std::nullopt;
 }
@@ -302,11 +321,14 @@ bool AllToAllOrFlex(const Recipe& r) {
 }
 
 Found MoeDispatcherDeps(const Recipe& r, const RecipeView&, const ClusterInfo&) {
-  if (Has(r, "--moe-flex-dispatcher-backend") &&
+  // Only the NCCL EP backend is refused outside the flex dispatcher; the others are ignored there.
+  if (StrArg(r, "--moe-flex-dispatcher-backend").value_or("") == "ncclep" &&
       StrArg(r, "--moe-token-dispatcher-type").value_or("") != "flex") {
-    return "--moe-flex-dispatcher-backend needs --moe-token-dispatcher-type flex";
+    return "--moe-flex-dispatcher-backend ncclep needs --moe-token-dispatcher-type flex";
   }
-  if (Has(r, "--moe-shared-expert-overlap") && !AllToAllOrFlex(r)) {
+  // Megatron checks the overlap only when there is a shared expert to overlap.
+  if (Has(r, "--moe-shared-expert-overlap") && Has(r, "--moe-shared-expert-intermediate-size") &&
+      !AllToAllOrFlex(r)) {
     return "--moe-shared-expert-overlap needs the alltoall or flex dispatcher";
   }
   return std::nullopt;
@@ -339,7 +361,7 @@ Found DeterministicForbids(const Recipe& r, const RecipeView& v, const ClusterIn
 
 Found ParamGather(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
   if (!v.overlap_param) return std::nullopt;
-  bool sharded = v.dist_opt || Has(r, "--use-megatron-fsdp");
+  bool sharded = v.dist_opt || Has(r, "--use-megatron-fsdp") || StrArg(r, "--optimizer").value_or("") == "dist_muon";
   if (sharded && v.overlap_grad) return std::nullopt;
   return std::string("--overlap-param-gather needs --use-distributed-optimizer and --overlap-grad-reduce (found ") +
          (v.dist_opt ? "" : "no ") + "distributed optimizer, " + (v.overlap_grad ? "" : "no ") +
@@ -386,15 +408,15 @@ Found RecomputeFull(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
     if (!method || (*method != "uniform" && *method != "block")) {
       return "--recompute-granularity full needs --recompute-method uniform|block";
     }
-    long per_rank = v.layers ? *v.layers / std::max(1L, v.pp) : 0;
-    if (!n || *n < 1 || (per_rank > 0 && *n > per_rank)) {
-      return "--recompute-num-layers must be between 1 and the layers per PP rank (" + S(per_rank) + ")";
-    }
+    // Megatron needs a count of at least 1 and caps a larger one at the layers a stage holds.
+    if (!n || *n < 1) return "--recompute-granularity full needs --recompute-num-layers of at least 1";
     return std::nullopt;
   }
-  if (method || n) {
-    return "--recompute-method / --recompute-num-layers need --recompute-granularity full (found '" +
-           v.recompute_granularity + "'); remove them or use full";
+  // Without a granularity Megatron ignores both (scripts often keep them with the granularity
+  // commented out); with selective it refuses them.
+  if (v.recompute_granularity == "selective" && (method || n)) {
+    return "--recompute-method / --recompute-num-layers do not apply to --recompute-granularity selective; "
+           "remove them or use full";
   }
   return std::nullopt;
 }
@@ -408,16 +430,20 @@ Found DistributeSaved(const Recipe& r, const RecipeView& v, const ClusterInfo&) 
 Found CpuOffload(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
   auto n = IntArg(r, "--cpu-offloading-num-layers").value_or(0);
   if (n <= 0) return std::nullopt;
-  if (v.pp == 1 && v.recompute_granularity.empty() && !v.cuda_graphs) return std::nullopt;
-  return "--cpu-offloading-num-layers needs PP == 1, no recompute and no CUDA graphs";
+  // Whole-iteration graphs are the one CUDA graph kind Megatron allows with offloading.
+  bool graphs = v.cuda_graphs && StrArg(r, "--cuda-graph-impl").value_or("") != "full_iteration";
+  if (v.pp == 1 && v.recompute_granularity.empty() && !graphs) return std::nullopt;
+  return "--cpu-offloading-num-layers needs PP == 1, no recompute and no CUDA graphs other than full_iteration";
 }
 
 Found CudaGraphs(const Recipe& r, const RecipeView&, const ClusterInfo&) {
   auto impl = StrArg(r, "--cuda-graph-impl");
-  if (impl && (Has(r, "--enable-cuda-graph") || Has(r, "--external-cuda-graph"))) {
+  if (impl && *impl != "none" && (Has(r, "--enable-cuda-graph") || Has(r, "--external-cuda-graph"))) {
     return "--cuda-graph-impl cannot be combined with --enable-cuda-graph / --external-cuda-graph";
   }
-  if (impl && *impl == "full_iteration" && !Has(r, "--no-check-for-nan-in-loss-and-grad")) {
+  // FP16 with a dynamic loss scale turns the NaN check off by itself.
+  bool nan_check_off = Has(r, "--no-check-for-nan-in-loss-and-grad") || (Has(r, "--fp16") && !Has(r, "--loss-scale"));
+  if (impl && *impl == "full_iteration" && !nan_check_off) {
     return "--cuda-graph-impl full_iteration needs --no-check-for-nan-in-loss-and-grad";
   }
   auto alloc = GetValue(r, "env:PYTORCH_CUDA_ALLOC_CONF").value_or("");
@@ -502,19 +528,19 @@ const std::vector<Rule>& Rules() {
       {{"par.uneven_split", "layers left after first/last stages divide over the middle stages"}, UnevenSplit},
       {{"par.layout", "a pipeline layout parses, has a multiple of PP stages and --num-layers decoder layers"}, PipelineLayout},
       {{"vpp.at_most_one", "at most one of the three virtual-pipeline flags"}, VppAtMostOne},
-      {{"vpp.requires_pp", "VPP needs PP > 1 (PP > 2 with --no-overlap-p2p-communication)"}, VppRequiresPp},
+      {{"vpp.requires_pp", "VPP above 1 needs PP > 1 (PP > 2 with --no-overlap-p2p-communication)"}, VppRequiresPp},
       {{"vpp.layers_divisible", "layers of each pipeline stage % VPP (or layers per virtual stage) == 0"}, VppLayers},
-      {{"vpp.micro_batches", "interleaving: M >= PP and M % PP == 0 (default group size)"}, VppMicroBatches},
+      {{"vpp.micro_batches", "interleaving: group G (default PP) with PP <= G <= M and M % G == 0 or >= PP"}, VppMicroBatches},
       {{"cp.seq_divisible", "seq_length % (2*CP) == 0 when CP > 1"}, CpSeq},
       {{"cp.comm_type", "a2a+p2p needs hierarchical CP sizes whose product is CP"}, CpCommType},
       {{"sp.seq_divisible_tp", "with SP, (seq/CP) % TP == 0"}, SpSeqTp},
       {{"batch.mbs_required", "--micro-batch-size is set and positive"}, MbsRequired},
       {{"batch.gbs_divisible", "GBS % (MBS*DP) == 0 and GBS >= MBS*DP"}, GbsDivisible},
       {{"moe.experts_ep", "EP needs --num-experts and num_experts % EP == 0"}, ExpertsEp},
-      {{"moe.requires_experts", "MoE flags need --num-experts"}, MoeFlagsNeedExperts},
+      {{"moe.requires_experts", "EP communication overlap needs --num-experts"}, MoeFlagsNeedExperts},
       {{"moe.bias_etp", "MoE with bias needs ETP == 1"}, MoeBiasEtp},
       {{"moe.grouped_gemm_cc", "grouped GEMM needs compute capability >= 8"}, GroupedGemmCc},
-      {{"moe.dispatcher_deps", "flex backend needs flex; shared-expert overlap needs alltoall/flex"}, MoeDispatcherDeps},
+      {{"moe.dispatcher_deps", "the ncclep backend needs flex; shared-expert overlap (with a shared expert) needs alltoall/flex"}, MoeDispatcherDeps},
       {{"moe.ep_overlap", "EP comm overlap needs EP > 1, alltoall/flex, no full recompute, VPP with PP > 1"}, EpOverlap},
       {{"tpov.requires_sp", "--tp-comm-overlap needs --sequence-parallel"}, TpCommOverlapSp},
       {{"det.forbids", "--deterministic-mode forbids tp-comm-overlap and cross-entropy fusion"}, DeterministicForbids},
@@ -523,9 +549,9 @@ const std::vector<Rule>& Rules() {
       {{"env.cuda_device_max_connections", "TP/CP > 1 before Blackwell needs CUDA_DEVICE_MAX_CONNECTIONS=1 (unless FSDP / EP overlap; GPU clusters only)"}, MaxConnections},
       {{"env.fsdp_max_connections", "FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or != 1"}, FsdpMaxConnections},
       {{"fsdp2.prereqs", "torch FSDP2: PP == EP == 1, no distributed optimizer, no grad-accumulation fusion"}, TorchFsdp2},
-      {{"rc.method_layers", "full recompute needs method and 1 <= num_layers <= layers per stage; others forbid them"}, RecomputeFull},
+      {{"rc.method_layers", "full recompute needs a method and num_layers >= 1; selective forbids them; none ignores them"}, RecomputeFull},
       {{"rc.distribute_saved", "distribute-saved-activations needs TP > 1, full recompute, no SP"}, DistributeSaved},
-      {{"rc.cpu_offload", "CPU offloading needs PP == 1, no recompute, no CUDA graphs"}, CpuOffload},
+      {{"rc.cpu_offload", "CPU offloading needs PP == 1, no recompute, no CUDA graphs but full_iteration"}, CpuOffload},
       {{"cg.combination", "CUDA graph flag combinations (exclusive flags, full_iteration, TE + expandable segments)"}, CudaGraphs},
       {{"attn.local_spec", "--attention-backend local needs --spec local"}, AttentionLocal},
       {{"ce.te_fusion", "cross-entropy fusion with the te implementation is rejected"}, CrossEntropyTe},

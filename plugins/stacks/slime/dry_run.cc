@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "rules.h"
 #include "sim_mapping.h"
@@ -94,11 +95,8 @@ Recipe MegatronView(const Recipe& r, const SlimeRun& s, int64_t seq_rounded, int
   (void)SetValue(&out, "--global-batch-size", std::to_string(global_batch));
   if (s.dynamic) (void)SetValue(&out, "--micro-batch-size", "1");
   if (!Has(r, "--micro-batch-size") && !s.dynamic) (void)SetValue(&out, "--micro-batch-size", "1");
-  (void)SetValue(&out, "--use-distributed-optimizer", "");
   if (!Has(r, "--fp16")) (void)SetValue(&out, "--bf16", "");
-  auto dispatcher = GetValue(r, "--moe-token-dispatcher-type");
-  if (!dispatcher || *dispatcher == "allgather") (void)SetValue(&out, "--moe-token-dispatcher-type", "alltoall");
-  return out;
+  return WithSlimeForcedArgs(std::move(out));
 }
 
 sim::PlanRefusal SlimeAssert(const std::string& message, const char* file = "slime/utils/arguments.py",

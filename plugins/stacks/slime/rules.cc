@@ -136,4 +136,11 @@ std::vector<std::pair<std::string, std::string>> SlimeConstraintCatalog() {
           {"slime.delta_weights", "--update-weight-mode delta needs --update-weight-transport disk, no --colocate"}};
 }
 
+Recipe WithSlimeForcedArgs(Recipe recipe) {
+  (void)SetValue(&recipe, "--use-distributed-optimizer", "");
+  auto dispatcher = GetValue(recipe, "--moe-token-dispatcher-type");
+  if (!dispatcher || *dispatcher == "allgather") (void)SetValue(&recipe, "--moe-token-dispatcher-type", "alltoall");
+  return recipe;
+}
+
 }  // namespace attune::slime

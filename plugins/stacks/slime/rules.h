@@ -34,6 +34,11 @@ struct SlimeViolation {
 // slime's combination rules (the Megatron ones are checked by the Megatron stack).
 std::vector<SlimeViolation> SlimeViolations(const Recipe& recipe);
 
+// The Megatron arguments as slime hands them to Megatron: it always turns the distributed optimizer
+// on (_set_default_megatron_args) and replaces the allgather dispatcher, absent or given, with
+// alltoall (validate_args), before Megatron checks them.
+Recipe WithSlimeForcedArgs(Recipe recipe);
+
 // One rule per line, for `attune stack show slime`.
 std::vector<std::pair<std::string, std::string>> SlimeConstraintCatalog();
 

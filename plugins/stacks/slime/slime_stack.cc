@@ -97,7 +97,8 @@ Status SlimeStack::Validate(const Recipe& recipe, const ClusterInfo& cluster) co
       for (const auto& v : violations) msg += "\n  [" + v.rule + "] " + v.message;
       return Status::InvalidArgument(msg);
     }
-    return megatron_->Validate(recipe, cluster);
+    // Megatron's rules apply to what slime hands Megatron, not to the flags as written.
+    return megatron_->Validate(WithSlimeForcedArgs(recipe), cluster);
   } catch (const std::exception& e) {
     return Status::Internal(std::string("slime: Validate failed: ") + e.what());
   }

@@ -132,8 +132,9 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
       {"par.layout", {{"--pipeline-model-parallel-layout", V("Et*16|t*16X")}}},
       {"vpp.at_most_one", {{"--num-virtual-stages-per-pipeline-rank", V("2")}, {"--num-layers-per-virtual-pipeline-stage", V("8")}}},
       {"vpp.requires_pp", {{"--pipeline-model-parallel-size", V("1")}, {"--num-virtual-stages-per-pipeline-rank", V("2")}}},
-      // A flag that works out to one virtual stage is still refused with PP 1 (Megatron asserts).
-      {"vpp.requires_pp", {{"--pipeline-model-parallel-size", V("1")}, {"--num-layers-per-virtual-pipeline-stage", V("32")}}},
+      // Layers per virtual stage that give a rank two stages; a layout with two stages a rank.
+      {"vpp.requires_pp", {{"--pipeline-model-parallel-size", V("1")}, {"--num-layers-per-virtual-pipeline-stage", V("16")}}},
+      {"vpp.requires_pp", {{"--pipeline-model-parallel-size", V("1")}, {"--pipeline-model-parallel-layout", V("Et*16|t*16L")}}},
       {"vpp.layers_divisible", {{"--num-virtual-stages-per-pipeline-rank", V("3")}}},
       // PP 4, first 6 and last 10 of 32 layers, middle 8: the first stage's 6 do not divide by 4.
       {"vpp.layers_divisible", {{"--pipeline-model-parallel-size", V("4")}, {"--decoder-first-pipeline-num-layers", V("6")}, {"--decoder-last-pipeline-num-layers", V("10")}, {"--num-virtual-stages-per-pipeline-rank", V("4")}}},
@@ -148,10 +149,11 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
       {"batch.mbs_required", {{"--micro-batch-size", std::nullopt}}},
       {"batch.gbs_divisible", {{"--global-batch-size", V("250")}}},
       {"moe.experts_ep", {{"--expert-model-parallel-size", V("3")}}, true},
-      {"moe.requires_experts", {{"--moe-grouped-gemm", V("")}}},
+      {"moe.requires_experts", {{"--overlap-moe-expert-parallel-comm", V("")}}},
       {"moe.bias_etp", {{"--disable-bias-linear", std::nullopt}, {"--expert-tensor-parallel-size", V("2")}}, true},
       {"moe.grouped_gemm_cc", {{"--moe-grouped-gemm", V("")}}, true, 7},
-      {"moe.dispatcher_deps", {{"--moe-shared-expert-overlap", V("")}}, true},
+      {"moe.dispatcher_deps", {{"--moe-shared-expert-overlap", V("")}, {"--moe-shared-expert-intermediate-size", V("1024")}}, true},
+      {"moe.dispatcher_deps", {{"--moe-flex-dispatcher-backend", V("ncclep")}}, true},
       {"moe.ep_overlap", {{"--overlap-moe-expert-parallel-comm", V("")}}, true},
       {"tpov.requires_sp", {{"--tp-comm-overlap", V("")}, {"--sequence-parallel", std::nullopt}}},
       {"det.forbids", {{"--deterministic-mode", V("")}, {"--cross-entropy-loss-fusion", V("")}}},
@@ -240,13 +242,65 @@ TEST_CASE("CUDA_DEVICE_MAX_CONNECTIONS=1 is required before Blackwell only", "[m
   CHECK_FALSE(Violates(tp1, H100(), "env.cuda_device_max_connections"));
 }
 
-TEST_CASE("selective recompute refuses a method; full needs layers within the stage", "[megatron][validate]") {
+TEST_CASE("selective recompute refuses a method; full needs a layer count; none ignores both", "[megatron][validate]") {
   Recipe sel = With(With(DenseRecipe(), "--recompute-granularity", "selective"), "--recompute-method", "uniform");
   CHECK(Violates(sel, H100(), "rc.method_layers"));
   Recipe full = With(With(With(DenseRecipe(), "--recompute-granularity", "full"), "--recompute-method", "block"),
-                     "--recompute-num-layers", "17");
-  CHECK(Violates(full, H100(), "rc.method_layers"));  // 32 layers / PP 2 = 16 per stage
-  CHECK_FALSE(Violates(With(full, "--recompute-num-layers", "16"), H100(), "rc.method_layers"));
+                     "--recompute-num-layers", "0");
+  CHECK(Violates(full, H100(), "rc.method_layers"));
+  // Megatron caps a count above the layers of a stage (32 layers / PP 2 = 16) instead of refusing.
+  CHECK_FALSE(Violates(With(full, "--recompute-num-layers", "17"), H100(), "rc.method_layers"));
+  // The recompute count moves only up to the 16 layers a stage holds: larger ones repeat a move.
+  long most = 0;
+  for (const Move& m : Stack().LegalMoves(With(full, "--recompute-num-layers", "1"), H100())) {
+    if (m.lever_id == "recompute_num_layers") most = std::max(most, std::stol(m.changes.at(0).to.value()));
+  }
+  CHECK(most == 16);
+  // Left behind with the granularity commented out: Megatron ignores them.
+  Recipe leftover = With(With(DenseRecipe(), "--recompute-method", "uniform"), "--recompute-num-layers", "1");
+  CHECK(Stack().Validate(leftover, H100()).ok());
+}
+
+// Recipes Megatron-LM accepts (validate_args, TransformerConfig) that an earlier rule set refused.
+TEST_CASE("recipes Megatron accepts are valid", "[megatron][validate]") {
+  using V = std::optional<std::string>;
+  struct Accepted {
+    const char* why;
+    std::vector<std::pair<std::string, V>> set;
+    bool moe = false;
+  };
+  const std::vector<Accepted> cases = {
+      {"a virtual pipeline of one stage is none", {{"--pipeline-model-parallel-size", V("1")}, {"--num-virtual-stages-per-pipeline-rank", V("1")}}},
+      {"one virtual stage from layers per stage", {{"--pipeline-model-parallel-size", V("1")}, {"--num-layers-per-virtual-pipeline-stage", V("32")}}},
+      {"MoE settings on a dense model are ignored", {{"--moe-grouped-gemm", V("")}, {"--moe-token-dispatcher-type", V("alltoall")}, {"--moe-permute-fusion", V("")}}},
+      {"--num-experts 0 is a dense model", {{"--num-experts", V("0")}}},
+      {"--num-query-groups without GQA is ignored", {{"--num-query-groups", V("6")}}},
+      {"a flex backend other than ncclep is ignored", {{"--moe-token-dispatcher-type", V("alltoall")}, {"--moe-flex-dispatcher-backend", V("deepep")}}, true},
+      {"shared-expert overlap without a shared expert", {{"--moe-shared-expert-overlap", V("")}}, true},
+      {"a list of aux-loss coefficients", {{"--moe-router-load-balancing-type", V("seq_aux_loss global_aux_loss")}, {"--moe-aux-loss-coeff", V("1e-4 1e-3")}}, true},
+      {"Python's 1_000", {{"--train-iters", V("1_000")}}},
+      {"--cuda-graph-impl none beside --enable-cuda-graph", {{"--cuda-graph-impl", V("none")}, {"--enable-cuda-graph", V("")}}},
+      {"dist_muon shards like the distributed optimizer", {{"--use-distributed-optimizer", std::nullopt}, {"--optimizer", V("dist_muon")}, {"--overlap-param-gather", V("")}}},
+      {"a hybrid pattern places the layers", {{"--num-layers", V("30")}, {"--hybrid-layer-pattern", V("M*M-M*M-")}}},
+  };
+  for (const auto& c : cases) {
+    Recipe r = c.moe ? MoeRecipe() : DenseRecipe();
+    for (const auto& [k, v] : c.set) r = With(r, k, v);
+    INFO(c.why << ": " << Stack().Validate(r, H100()).ToString());
+    CHECK(Stack().Validate(r, H100()).ok());
+  }
+  // Offloading with whole-iteration CUDA graphs (PP 1, no recompute).
+  Recipe offload = With(With(DenseRecipe(), "--pipeline-model-parallel-size", "1"), "--cpu-offloading-num-layers", "2");
+  offload = With(With(offload, "--cuda-graph-impl", "full_iteration"), "--no-check-for-nan-in-loss-and-grad", "");
+  CHECK_FALSE(Violates(offload, H100(), "rc.cpu_offload"));
+  CHECK(Violates(With(offload, "--cuda-graph-impl", "local"), H100(), "rc.cpu_offload"));
+  // A layout with two stages a rank is a virtual pipeline for the EP overlap's rule.
+  Recipe layout = With(With(MoeRecipe(), "--pipeline-model-parallel-size", "2"), "--pipeline-model-parallel-layout", "Et*4|t*4|t*4|t*4L");
+  layout = With(With(layout, "--overlap-moe-expert-parallel-comm", ""), "--moe-token-dispatcher-type", "alltoall");
+  layout = With(layout, "--expert-model-parallel-size", "4");
+  INFO(Stack().Validate(layout, H100()).ToString());
+  CHECK_FALSE(Violates(layout, H100(), "moe.ep_overlap"));
+  CHECK(Violates(With(layout, "--pipeline-model-parallel-layout", "Et*8|t*8L"), H100(), "moe.ep_overlap"));
 }
 
 }  // namespace

@@ -114,6 +114,16 @@ TEST_CASE("slime's combination rules name the rule and the fix", "[slime][valida
   CHECK_FALSE(pp.ok());
 }
 
+TEST_CASE("Megatron's rules see what slime hands Megatron", "[slime][validate]") {
+  // slime always turns the distributed optimizer on, so a recipe need not say it to overlap the
+  // parameter gather; Megatron alone would refuse the same flags.
+  Recipe r = With(With(Qwen3Recipe(), "--use-distributed-optimizer", std::nullopt), "--overlap-grad-reduce", "");
+  r = With(r, "--overlap-param-gather", "");
+  INFO(TheStack().Validate(r, ClusterInfo{}).ToString());
+  CHECK(TheStack().Validate(r, ClusterInfo{}).ok());
+  CHECK_FALSE(TheStack().Validate(With(r, "--overlap-grad-reduce", std::nullopt), ClusterInfo{}).ok());
+}
+
 TEST_CASE("a bad actor count names the flag", "[slime][import]") {
   RecordedCall call;
   call.argv = {"python3", "train.py", "--actor-num-gpus-per-node", "eight", "--colocate"};
