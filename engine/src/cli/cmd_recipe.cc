@@ -85,7 +85,12 @@ Result<double> PositiveNumber(const std::string& option, const std::string& text
 void SayCapture(Env& env, const std::string& file, const importer::Capture& capture,
                 const importer::LaunchCall& launch) {
   const std::string who = "attune recipe import: " + file + ": ";
-  if (launch.wrapper) {
+  if (launch.wrapper && capture.calls[*launch.wrapper].argv.at(0) == "sbatch") {
+    *env.err << who << "the launch ran in the batch script given to "
+             << importer::DescribeCall(capture.calls[*launch.wrapper])
+             << "; imported as that script runs it, an srun there with the job's layout (#SBATCH "
+                "--nodes, --ntasks-per-node) where it gives none\n";
+  } else if (launch.wrapper) {
     *env.err << who << "the launch ran inside a shell of "
              << importer::DescribeCall(capture.calls[*launch.wrapper])
              << "; imported as that launcher running it directly\n";
@@ -97,6 +102,11 @@ void SayCapture(Env& env, const std::string& file, const importer::Capture& capt
                      ? "refused by the read-only sandbox (the script went on as if it had worked): "
                      : "also called (recorded, not run, not in the recipe): ")
              << importer::DescribeCall(capture.calls[i]) << "\n";
+  }
+  for (const auto& dir : capture.writable_copies) {
+    *env.err << who << "the script writes into " << dir
+             << ", which the sandbox keeps read-only: it ran on a scratch copy of it, and what it wrote "
+                "there was thrown away\n";
   }
   for (const auto& unset : capture.unset_variables) {
     *env.err << who << "unresolved: " << unset

@@ -32,6 +32,17 @@ constexpr const char* kStub = R"STUB(#!/bin/bash
 # attune recipe import: records this call instead of running it.
 name=${0##*/}
 case "$name" in
+  python|python3*)
+    # An installed tool written in Python (yq, ...) runs for real: it is not training.
+    if [ -n "${ATTUNE_REAL_PYTHON:-}" ]; then
+      for arg in "$@"; do
+        case "$arg" in -*) continue ;; esac
+        case "$arg" in
+          /usr/bin/*|/usr/sbin/*|/bin/*|/sbin/*|/usr/lib/*|/usr/share/*) exec "$ATTUNE_REAL_PYTHON" "$@" ;;
+        esac
+        break
+      done
+    fi ;;
   mkdir|touch|rm|cp|mv|ln|chmod)
     for real in "/usr/bin/$name" "/bin/$name"; do
       if [ -x "$real" ]; then "$real" "$@" 2>/dev/null && exit 0; break; fi
@@ -45,6 +56,23 @@ pwd > "$stamp.cwd"
 if [ -n "${soft:-}" ]; then printf soft > "$stamp.kind"; fi
 if [ -n "${ATTUNE_IMPORT_WRAPPER:-}" ]; then printf '%s' "$ATTUNE_IMPORT_WRAPPER" > "$stamp.parent"; fi
 case "$name" in
+  sbatch)
+    # The batch script, a file named among the arguments or standard input, runs as the job's
+    # first task would, so the launch inside it is recorded; the script is kept beside the call.
+    batch=""
+    for ((i = 1; i <= $#; i++)); do
+      if [[ "${!i}" != -* && -f "${!i}" ]]; then batch="${!i}"; break; fi
+    done
+    if [ -n "$batch" ]; then
+      cat "$batch" > "$stamp.script" 2>/dev/null
+      set -- "${@:$((i + 1))}"
+    else
+      cat > "$stamp.script"
+      set --
+    fi
+    ATTUNE_IMPORT_WRAPPER="${stamp##*/}" SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 SLURM_JOB_ID=0 \
+      /bin/bash "$stamp.script" "$@"
+    exit $? ;;
   srun|mpirun|mpiexec)
     for ((i = 1; i < $#; i++)); do
       case "${!i##*/}" in
@@ -76,7 +104,8 @@ exit 0
 
 // Variables the shell or the stub set by themselves: never part of a recipe.
 const std::set<std::string> kShellVariables = {"PWD", "OLDPWD", "SHLVL", "_", "ATTUNE_CAPTURE_DIR",
-                                                "ATTUNE_IMPORT_GPUS", "ATTUNE_IMPORT_WRAPPER",
+                                                "ATTUNE_IMPORT_GPUS", "ATTUNE_IMPORT_WRAPPER", "ATTUNE_REAL_PYTHON",
+                                                "SLURM_JOB_ID",
                                                 // per-task values a wrapper's shell sees
                                                 "SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID",
                                                 "OMPI_COMM_WORLD_RANK", "PMI_RANK"};
@@ -161,9 +190,17 @@ bool UnderTmp(const std::string& path) {
   return false;
 }
 
+// A folder the script may write into, as a scratch copy bound over it: `path` as the script sees
+// it, `copy` where the copy lies.
+struct WritableCopy {
+  std::string path;
+  std::string copy;
+};
+
 std::vector<std::string> SandboxArgv(const CaptureOptions& o, const std::string& scratch,
                                      const std::string& stub, const std::string& script_dir,
-                                     const std::string& cwd) {
+                                     const std::string& cwd, const std::vector<WritableCopy>& writable,
+                                     const std::string& real_python) {
   std::vector<std::string> argv = {o.bwrap, "--die-with-parent", "--new-session", "--unshare-all",
                                    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                                    "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
@@ -174,6 +211,9 @@ std::vector<std::string> SandboxArgv(const CaptureOptions& o, const std::string&
       argv.insert(argv.end(), {"--ro-bind", dir, dir});
     }
   }
+  for (const auto& w : writable) argv.insert(argv.end(), {"--bind", w.copy, w.path});
+  // The interpreter itself, where the stub can run it for an installed Python tool.
+  if (!real_python.empty()) argv.insert(argv.end(), {"--ro-bind", real_python, scratch + "/real-python"});
   std::error_code ec;
   for (const auto& dir : kBinDirs) {
     if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) continue;
@@ -184,6 +224,54 @@ std::vector<std::string> SandboxArgv(const CaptureOptions& o, const std::string&
   }
   argv.insert(argv.end(), {"--chdir", cwd});
   return argv;
+}
+
+// Copies `from` (a folder the script writes into) to `to`, keeping symbolic links as links. Refused,
+// with the reason, past kMaxCopyFiles files or kMaxCopyBytes bytes: such a folder is a data or home
+// folder, not a recipe's, and copying it would cost more than the import is worth.
+constexpr size_t kMaxCopyFiles = 20000;
+constexpr uintmax_t kMaxCopyBytes = uintmax_t{256} << 20;
+
+Status CopyForWriting(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  size_t files = 0;
+  uintmax_t bytes = 0;
+  for (auto it = fs::recursive_directory_iterator(from, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (++files > kMaxCopyFiles) {
+      return Status::FailedPrecondition(from.string() + " holds more than " + std::to_string(kMaxCopyFiles) + " files");
+    }
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) bytes += it->file_size(ec);
+    if (bytes > kMaxCopyBytes) {
+      return Status::FailedPrecondition(from.string() + " holds more than " + std::to_string(kMaxCopyBytes >> 20) + " MiB");
+    }
+  }
+  fs::create_directories(to, ec);
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+  if (ec) return Status::Internal("cannot copy " + from.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+// The folders a script that failed on a read-only one may write into: its own and the one it runs
+// in (the outer one when one holds the other), never the file system's root.
+std::vector<std::string> FoldersToCopy(const std::string& script_dir, const std::string& cwd) {
+  std::vector<std::string> out;
+  auto within = [](const std::string& inner, const std::string& outer) {
+    return inner == outer || (inner.rfind(outer, 0) == 0 && inner.size() > outer.size() && inner[outer.size()] == '/');
+  };
+  for (const auto& dir : {script_dir, cwd}) {
+    if (dir.empty() || dir == "/") continue;
+    bool covered = false;
+    for (auto& kept : out) {
+      if (within(dir, kept)) covered = true;
+      if (!covered && within(kept, dir)) {
+        kept = dir;
+        covered = true;
+      }
+    }
+    if (!covered) out.push_back(dir);
+  }
+  return out;
 }
 
 // The last `lines` lines of `text`.
@@ -250,6 +338,7 @@ Result<std::vector<CapturedCall>> ReadCalls(const fs::path& records, const std::
     call.cwd = ReadFile(stamp.replace_extension(".cwd"));
     while (!call.cwd.empty() && call.cwd.back() == '\n') call.cwd.pop_back();
     call.refused_file_command = ReadFile(stamp.replace_extension(".kind")) == "soft";
+    call.batch_script = ReadFile(stamp.replace_extension(".script"));
     calls.push_back(std::move(call));
   }
   return calls;
@@ -262,7 +351,7 @@ const std::vector<std::string>& StubbedCommands() {
       "torchrun", "python", "python3", "python3.8", "python3.9", "python3.10", "python3.11",
       "python3.12", "python3.13", "ray", "srun", "mpirun", "mpiexec", "deepspeed", "accelerate",
       "uv", "automodel", "nvidia-smi", "pip", "pip3", "sleep", "wandb", "huggingface-cli",
-      "scontrol"};
+      "scontrol", "sbatch"};
   return kNames;
 }
 
@@ -293,8 +382,18 @@ Result<Capture> CaptureScript(const std::string& script_path, const CaptureOptio
       {"LOGNAME", "attune"}};
   for (const auto& [k, v] : o.env) start[k] = v;
   if (o.gpus) start["ATTUNE_IMPORT_GPUS"] = std::to_string(*o.gpus);
+  std::string real_python;
+  for (const char* candidate : {"/usr/bin/python3", "/usr/local/bin/python3"}) {
+    fs::path resolved = fs::canonical(candidate, ec);
+    if (!ec && fs::is_regular_file(resolved, ec)) {
+      real_python = resolved.string();
+      start["ATTUNE_REAL_PYTHON"] = (root / "real-python").string();
+      break;
+    }
+  }
 
   const std::string script_dir = fs::path(script).parent_path().string();
+  std::vector<WritableCopy> writable;
   auto run = [&](const std::string& records, bool nounset, const std::map<std::string, std::string>& empty_env,
                  const std::vector<std::string>& args) -> Result<support::ProcessResult> {
     support::ProcessOptions po;
@@ -304,7 +403,8 @@ Result<Capture> CaptureScript(const std::string& script_path, const CaptureOptio
     po.env.emplace_back("ATTUNE_CAPTURE_DIR", records);
     po.timeout_s = o.timeout_s;
     po.max_output = 1 << 20;
-    std::vector<std::string> argv = SandboxArgv(o, root.string(), stub.string(), script_dir, cwd);
+    std::vector<std::string> argv =
+        SandboxArgv(o, root.string(), stub.string(), script_dir, cwd, writable, real_python);
     argv.push_back("bash");
     if (nounset) argv.push_back("-u");
     argv.push_back(script);
@@ -324,12 +424,38 @@ Result<Capture> CaptureScript(const std::string& script_path, const CaptureOptio
   };
 
   ATTUNE_ASSIGN_OR_RETURN(support::ProcessResult first, run((root / "rec").string(), false, {}, o.args));
+  std::string records = (root / "rec").string();
+  // A script that writes a file of its own next to its configs (`envsubst < c.yaml > c.yaml.tmp`)
+  // stops on the read-only sandbox. It runs again on scratch copies of its folder and the one it
+  // runs in, bound over them: it writes, and its writes are thrown away with the scratch.
+  if (first.exit_code != 0 && !first.timed_out && first.err.find("Read-only file system") != std::string::npos) {
+    std::vector<WritableCopy> copies;
+    std::string refused;
+    for (const auto& dir : FoldersToCopy(script_dir, cwd)) {
+      WritableCopy w{dir, (root / "rw" / std::to_string(copies.size())).string()};
+      if (Status s = CopyForWriting(dir, w.copy); !s.ok()) {
+        refused = s.message();
+        break;
+      }
+      copies.push_back(w);
+    }
+    if (refused.empty() && !copies.empty()) {
+      writable = copies;
+      records = (root / "rec-w").string();
+      fs::create_directories(records, ec);
+      ATTUNE_ASSIGN_OR_RETURN(first, run(records, false, {}, o.args));
+    } else if (!refused.empty()) {
+      first.err += "\nattune: the script writes where the sandbox is read-only, and the folder it works in "
+                   "is too large to copy for it (" + refused + "); import it from a smaller folder\n";
+    }
+  }
   Capture capture;
+  for (const auto& w : writable) capture.writable_copies.push_back(w.path);
   capture.exit_code = first.exit_code;
   capture.timed_out = first.timed_out;
   capture.stderr_tail = Tail(first.err, 8);
   capture.stdout_tail = Tail(first.out, 8);
-  ATTUNE_ASSIGN_OR_RETURN(capture.calls, ReadCalls(root / "rec", start));
+  ATTUNE_ASSIGN_OR_RETURN(capture.calls, ReadCalls(records, start));
   if (capture.timed_out) return capture;
   // What the script reads unset: under `set -u` bash stops at the first one; it is then set to
   // empty (as the first run saw it) and the script runs again, to find the next.

@@ -34,8 +34,10 @@ struct CapturedCall {
   // A file command (mkdir, touch, rm, cp, mv, ln, chmod) that the read-only sandbox refused and
   // that pretended to succeed; the other file commands ran for real and are not recorded.
   bool refused_file_command = false;
-  // The launcher call (srun, mpirun) whose `bash -c '…'` made this call, by index in the calls.
+  // The launcher call (srun, mpirun) whose `bash -c '…'` made this call, or the sbatch whose batch
+  // script made it, by index in the calls.
   std::optional<size_t> wrapper;
+  std::string batch_script;       // for sbatch: the batch script it was given (file or stdin)
 };
 
 struct CaptureOptions {
@@ -53,6 +55,8 @@ struct Capture {
   bool timed_out = false;
   std::string stderr_tail;          // the last lines the script wrote to stderr
   std::string stdout_tail;          // and to stdout, where many scripts echo their own errors
+  // Folders the script wrote into: it ran on scratch copies of them, its writes thrown away.
+  std::vector<std::string> writable_copies;
   // From runs under `set -u`: "line N: NAME" for each variable the script reads without it being
   // set (a positional argument "$1" or required environment), in the order bash met them. Each
   // run sets the ones found so far to empty and goes on, up to kMaxUnsetReported of them.

@@ -1,7 +1,10 @@
 // Copyright attune authors.
 #include "importer/launch_call.h"
 
+#include <map>
 #include <set>
+#include <sstream>
+#include <utility>
 
 #include "attune/recipe.h"  // ShellQuote
 
@@ -89,6 +92,54 @@ std::vector<std::string> Unwrapped(const CapturedCall& wrapper, const CapturedCa
   return argv;
 }
 
+// Slurm's layout options, as --name=value words: -N/--nodes, --ntasks-per-node, -n/--ntasks.
+void ReadLayoutOption(const std::vector<std::string>& words, size_t* i, std::map<std::string, std::string>* out) {
+  static const std::map<std::string, std::string> kNames = {
+      {"-N", "--nodes"}, {"--nodes", "--nodes"}, {"--ntasks-per-node", "--ntasks-per-node"},
+      {"-n", "--ntasks"}, {"--ntasks", "--ntasks"}};
+  const std::string& w = words[*i];
+  size_t eq = w.find('=');
+  std::string name = eq == std::string::npos ? w : w.substr(0, eq), value;
+  if (eq != std::string::npos) {
+    value = w.substr(eq + 1);
+  } else if ((w.rfind("-N", 0) == 0 || w.rfind("-n", 0) == 0) && w.size() > 2 && w[1] != '-') {
+    name = w.substr(0, 2);
+    value = w.substr(2);
+  } else if (kNames.count(name) && *i + 1 < words.size()) {
+    value = words[++*i];
+  }
+  auto known = kNames.find(name);
+  if (known != kNames.end() && !value.empty()) out->emplace(known->second, value);
+}
+
+// The layout an sbatch call asks for: its own options first, then its script's #SBATCH lines.
+std::map<std::string, std::string> SbatchLayout(const CapturedCall& sbatch) {
+  std::map<std::string, std::string> layout;
+  for (size_t i = 1; i < sbatch.argv.size(); ++i) ReadLayoutOption(sbatch.argv, &i, &layout);
+  std::istringstream lines(sbatch.batch_script);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#SBATCH", 0) != 0) continue;
+    std::istringstream in(line.substr(7));
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    for (size_t i = 0; i < words.size(); ++i) ReadLayoutOption(words, &i, &layout);
+  }
+  return layout;
+}
+
+// An srun inside a batch job without layout options of its own runs on the job's allocation: its
+// words get the job's layout, as Slurm gives it.
+std::vector<std::string> WithJobLayout(std::vector<std::string> srun_argv, const CapturedCall& sbatch) {
+  std::map<std::string, std::string> own;
+  for (size_t i = 1; i < srun_argv.size(); ++i) ReadLayoutOption(srun_argv, &i, &own);
+  std::vector<std::string> added;
+  for (const auto& [name, value] : SbatchLayout(sbatch)) {
+    if (!own.count(name)) added.push_back(name + "=" + value);
+  }
+  srun_argv.insert(srun_argv.begin() + 1, added.begin(), added.end());
+  return srun_argv;
+}
+
 }  // namespace
 
 bool IsLaunch(const CapturedCall& call) { return ArgvLaunches(call.argv); }
@@ -115,7 +166,17 @@ Result<LaunchCall> PickLaunch(const std::vector<CapturedCall>& calls) {
     std::vector<std::string> argv = LaunchArgv(calls[i]);
     if (calls[i].wrapper && *calls[i].wrapper < i) {
       launch.wrapper = calls[i].wrapper;
-      argv = Unwrapped(calls[*calls[i].wrapper], calls[i]);
+      const CapturedCall& wrapper = calls[*launch.wrapper];
+      if (wrapper.argv.at(0) == "sbatch") {
+        // Run by the batch script itself: an srun there runs on the job's allocation.
+        if (argv.at(0) == "srun") argv = WithJobLayout(std::move(argv), wrapper);
+      } else {
+        argv = Unwrapped(wrapper, calls[i]);
+        auto job = wrapper.wrapper;
+        if (wrapper.argv.at(0) == "srun" && job && *job < *launch.wrapper && calls[*job].argv.at(0) == "sbatch") {
+          argv = WithJobLayout(std::move(argv), calls[*job]);
+        }
+      }
     }
     std::string line;
     for (const auto& word : argv) {

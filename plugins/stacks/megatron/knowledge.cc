@@ -154,7 +154,7 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
             {"id", "description", "keys", "type", "default", "default_from", "values", "presets", "companions",
              "requires", "requires_present", "excludes", "addresses", "expected_speed",
              "expected_memory", "changes_rng", "loss_tolerance", "devices",
-             "needs_data_parallel", "needs_tensor_parallel", "order"});
+             "needs_data_parallel", "needs_tensor_parallel", "needs_experts", "order"});
   LeverSpec spec;
   spec.lever.id = RequiredStr(source, node, "id", path);
   spec.lever.description = node["description"] ? Str(source, node["description"], path + ".description") : "";
@@ -189,6 +189,7 @@ LeverSpec ParseLever(const std::string& source, const YAML::Node& node, const st
   if (node["needs_tensor_parallel"]) {
     spec.needs_tensor_parallel = Bool(source, node["needs_tensor_parallel"], path + ".needs_tensor_parallel");
   }
+  if (node["needs_experts"]) spec.needs_experts = Bool(source, node["needs_experts"], path + ".needs_experts");
   CheckLeverShape(source, node, path, spec);
   return spec;
 }

@@ -55,6 +55,7 @@ struct LeverSpec {
   std::vector<DeviceKind> devices;   // where the lever works (kCpu, kGpu); empty = everywhere
   bool needs_data_parallel = false;    // a no-op at data-parallel size 1: not offered there
   bool needs_tensor_parallel = false;  // a no-op at tensor-parallel size 1: not offered there
+  bool needs_experts = false;          // a no-op on a dense model (no --num-experts): not offered there
 };
 
 // A condition of a conditional objective rule (objective.yaml `refuse_if`).

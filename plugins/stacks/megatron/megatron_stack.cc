@@ -59,6 +59,7 @@ nlohmann::json LeverToJson(const LeverSpec& s) {
   if (!s.loss_tolerance.empty()) j["loss_tolerance"] = s.loss_tolerance;
   if (s.needs_data_parallel) j["needs_data_parallel"] = true;
   if (s.needs_tensor_parallel) j["needs_tensor_parallel"] = true;
+  if (s.needs_experts) j["needs_experts"] = true;
   if (!s.devices.empty()) {
     j["devices"] = nlohmann::json::array();
     for (DeviceKind d : s.devices) j["devices"].push_back(DeviceKindName(d));

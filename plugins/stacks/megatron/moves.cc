@@ -271,14 +271,17 @@ std::vector<Move> EnumerateMoves(const Knowledge& knowledge, const Recipe& recip
                                  const ClusterInfo& cluster) {
   std::vector<Move> moves;
   const DeviceKind device = ClusterDeviceKind(cluster);
+  const RecipeView view = ReadView(recipe);
   for (const auto& spec : knowledge.levers) {
     // A GPU-only lever on a CPU cluster is refused at launch or does nothing: never propose it.
     if (!LeverRunsOn(spec, device)) continue;
     // Sharding over, or overlapping communication with, a single data-parallel rank changes
     // nothing: a candidate spent on it could only measure noise.
-    if (spec.needs_data_parallel && ReadView(recipe).dp <= 1) continue;
+    if (spec.needs_data_parallel && view.dp <= 1) continue;
     // Megatron turns sequence parallelism off at TP 1: switching it there changes nothing.
-    if (spec.needs_tensor_parallel && ReadView(recipe).tp <= 1) continue;
+    if (spec.needs_tensor_parallel && view.tp <= 1) continue;
+    // Megatron ignores the MoE settings of a dense model.
+    if (spec.needs_experts && !view.experts) continue;
     for (const auto& value : CandidateValues(spec, recipe)) {
       auto changes = BuildChanges(knowledge, spec, value, recipe, cluster);
       if (!changes) continue;

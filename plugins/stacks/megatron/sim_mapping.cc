@@ -114,8 +114,11 @@ void ReadParallelism(FlagReader& r, SimSetup* s, int world) {
   p.vpp = static_cast<int>(r.Int("--num-virtual-stages-per-pipeline-rank", 1));
   int64_t per_vp = r.Int("--num-layers-per-virtual-pipeline-stage", 0);
   p.layers_per_virtual_stage = per_vp;
-  if (per_vp > 0 && p.pp > 0 && s->model.layers % p.pp == 0 && (s->model.layers / p.pp) % per_vp == 0) {
-    p.vpp = static_cast<int>(s->model.layers / p.pp / per_vp);
+  // Megatron counts the embedding and the loss as a layer each when told to place them.
+  int64_t units = s->model.layers + (r.Switch("--account-for-embedding-in-pipeline-split") ? 1 : 0) +
+                  (r.Switch("--account-for-loss-in-pipeline-split") ? 1 : 0);
+  if (per_vp > 0 && p.pp > 0 && units % p.pp == 0 && (units / p.pp) % per_vp == 0) {
+    p.vpp = static_cast<int>(units / p.pp / per_vp);
   }
   p.vpp = std::max(1, p.vpp);
 }

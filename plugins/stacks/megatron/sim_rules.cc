@@ -87,20 +87,36 @@ std::optional<ArgumentError> PipelineLayers(const SimSetup& s, const ClusterInfo
   if (p.pp > 1 && !uneven && split_units % p.pp != 0) {
     return Assert("Number of layers should be divisible by the pipeline-model-parallel size");
   }
-  if (s.Has("--num-layers-per-virtual-pipeline-stage") || s.Has("--num-virtual-stages-per-pipeline-rank")) {
-    if (p.pp <= 1 || (!s.feat.overlap_p2p && p.pp <= 2)) {
-      return Assert("pipeline-model-parallel size should be greater than 1 with interleaved schedule",
-                    kPs, "initialize_model_parallel");
+  const bool per_stage_flag = s.Has("--num-layers-per-virtual-pipeline-stage");
+  if (per_stage_flag || s.Has("--num-virtual-stages-per-pipeline-rank")) {
+    if (per_stage_flag && (s.Has("--decoder-first-pipeline-num-layers") || s.Has("--decoder-last-pipeline-num-layers"))) {
+      return Assert("please use --num-virtual-stages-per-pipeline-rank to specify virtual pipeline parallel "
+                    "degree when enable uneven pipeline parallelism");
     }
-    if (uneven) return std::nullopt;
-    int64_t per_rank = s.model.layers / p.pp;
-    int64_t per_vp = p.layers_per_virtual_stage;
-    bool bad = per_vp > 0 ? per_rank % per_vp != 0 : per_rank % p.vpp != 0;
-    if (bad) {
-      return Assert("num_layers_per_pipeline_rank (" + S(per_rank) +
-                    ") should be divisible by vp_size (" + S(per_vp > 0 ? per_vp : p.vpp) + ")",
-                    "megatron/core/transformer/transformer_block.py", "get_num_layers_to_build");
+    if (!uneven) {
+      int64_t pp = std::max(1, p.pp);
+      if (per_stage_flag && split_units % pp != 0) {
+        return Assert("number of layers of the model must be divisible pipeline model parallel size");
+      }
+      int64_t per_rank = split_units / pp;
+      int64_t per_vp = p.layers_per_virtual_stage;
+      bool bad = per_vp > 0 ? per_rank % per_vp != 0 : per_rank % p.vpp != 0;
+      if (bad) {
+        return Assert("num_layers_per_pipeline_rank (" + S(per_rank) +
+                      ") should be divisible by vp_size (" + S(per_vp > 0 ? per_vp : p.vpp) + ")",
+                      "megatron/core/transformer/transformer_block.py", "get_num_layers_to_build");
+      }
     }
+  }
+  // A virtual pipeline of one stage is none; an interleaved one needs the pipeline stages.
+  int64_t vpp = p.vpp;
+  if (layout && p.pp <= 1) {
+    auto stages = UnrollPipelineLayout(s.flags.at("--pipeline-model-parallel-layout"));
+    vpp = stages ? static_cast<int64_t>(stages->size()) : 1;
+  }
+  if (vpp > 1 && (p.pp <= 1 || (!s.feat.overlap_p2p && p.pp <= 2))) {
+    return Assert("pipeline-model-parallel size should be greater than 1 with interleaved schedule",
+                  kPs, "initialize_model_parallel");
   }
   return std::nullopt;
 }
@@ -152,8 +168,9 @@ std::optional<ArgumentError> Recomputation(const SimSetup& s, const ClusterInfo&
     return ValueErr("Using recompute_granularity: full but recompute_method is None. "
                     "recompute_method must be \"block\" or \"uniform\"");
   }
-  int64_t per_rank = s.model.layers / std::max(1, s.par.pp);
-  if (f.recompute_layers < 1 || f.recompute_layers > per_rank) {
+  // Megatron refuses a missing count and caps one above a stage's layers.
+  if (f.recompute_layers < 1) {
+    int64_t per_rank = s.model.layers / std::max(1, s.par.pp);
     return ValueErr("num_layers_per_pipeline_rank: " + S(per_rank) +
                     " recompute_num_layers: " + S(f.recompute_layers) +
                     ". recompute_num_layers must be between 1 and num_layers_per_pipeline_rank");

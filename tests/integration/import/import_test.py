@@ -45,6 +45,24 @@ exit 0
 '''
 
 
+# A ModelZoo-style job script (run_wrapped): envsubst writes beside the config, py3compile is an
+# installed Python tool (python3-minimal), and the sbatch heredoc's srun gets '${TRAINING_CMD}'.
+ZOO_SCRIPT = r"""#!/bin/bash
+set -euo pipefail
+HERE=$(dirname "$(readlink -f "$0")")
+export NUM_LAYERS=8
+envsubst < "$HERE/model.yaml" > "$HERE/model.yaml.tmp"
+LAYERS=$(sed -n 's/^LAYERS: //p' "$HERE/model.yaml.tmp")
+TOOL=$(py3compile --version | cut -d' ' -f1)
+export TRAINING_CMD="python /opt/megatron/pretrain_gpt.py --num-layers $LAYERS --hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 2 --tensorboard-dir /runs/$TOOL"
+sbatch --exclusive <<EOF
+#!/bin/bash
+#SBATCH --nodes=4
+#SBATCH --ntasks-per-node=8
+srun --mpi=pmix -l bash -c \\\${TRAINING_CMD} 2>&1 | tee /dev/null
+EOF
+"""
+
 def check(cond, what):
     if not cond:
         FAILURES.append(what)
@@ -286,6 +304,29 @@ srun --jobid 1234 bash -c "$LAUNCHER --node_rank \\$SLURM_PROCID $CMD"
         code, argv, _, _ = imported(script)
         check(code == 0 and argv[:5] == ['torchrun', '--nproc-per-node', '4', '--nnodes', '2'],
               f'srun_torchrun: torchrun\'s layout inside srun is the topology: {argv and argv[:5]}')
+
+    # The pattern of NVIDIA's Megatron-MoE-ModelZoo scripts: a config rewritten next to itself (the
+    # read-only sandbox stops that; the import reruns on a scratch copy), an installed Python tool
+    # run for a value, and the launch in an sbatch heredoc whose srun runs `bash -c
+    # '${TRAINING_CMD}'` on the job's #SBATCH layout.
+    print('case sbatch heredoc with srun inside, a config written beside itself', flush=True)
+    os.makedirs(os.path.join(ROOT, 'zoo'), exist_ok=True)
+    write('zoo/model.yaml', 'LAYERS: ${NUM_LAYERS}\n')
+    script = write('zoo/run.sh', ZOO_SCRIPT, 0o755)
+    recipe = os.path.join(ROOT, 'zoo.recipe.yaml')
+    code, _, err = attune('recipe', 'import', script, '-o', recipe, cwd=os.path.join(ROOT, 'zoo'))
+    check(code == 0, f'zoo: import failed: {err[-600:]}')
+    check('it ran on a scratch copy of it' in err, f'zoo: the writable copy is said: {err[-600:]}')
+    check(not os.path.exists(os.path.join(ROOT, 'zoo', 'model.yaml.tmp')), 'zoo: the script wrote into the real folder')
+    if code == 0:
+        code, out, err2 = attune('recipe', 'launch', recipe, '--json')
+        argv = json.loads(out)['argv'] if code == 0 else []
+        check(argv[:5] == ['torchrun', '--nproc-per-node', '8', '--nnodes', '4'],
+              f'zoo: the job layout (#SBATCH 4 nodes x 8 tasks) is the topology: {argv[:5]} {err2}')
+        got = flags(argv)
+        check(got.get('--num-layers') == ['8'], f'zoo: the value from the rewritten config: {got.get("--num-layers")}')
+        check(got.get('--tensorboard-dir') == ['/runs/py3compile'],
+              f'zoo: the installed Python tool ran for real: {got.get("--tensorboard-dir")}')
 
 
 def run_slime():

@@ -289,6 +289,15 @@ TEST_CASE("recipes Megatron accepts are valid", "[megatron][validate]") {
     INFO(c.why << ": " << Stack().Validate(r, H100()).ToString());
     CHECK(Stack().Validate(r, H100()).ok());
   }
+  // Accepted, but never offered as moves on a dense model: they would change nothing.
+  for (const Move& m : Stack().LegalMoves(DenseRecipe(), H100())) {
+    INFO(m.summary);
+    CHECK(m.lever_id.rfind("moe_", 0) != 0);
+    CHECK(m.lever_id.rfind("expert_", 0) != 0);
+  }
+  bool offered_on_moe = false;
+  for (const Move& m : Stack().LegalMoves(MoeRecipe(), H100())) offered_on_moe |= m.lever_id == "moe_grouped_gemm";
+  CHECK(offered_on_moe);
   // Offloading with whole-iteration CUDA graphs (PP 1, no recompute).
   Recipe offload = With(With(DenseRecipe(), "--pipeline-model-parallel-size", "1"), "--cpu-offloading-num-layers", "2");
   offload = With(With(offload, "--cuda-graph-impl", "full_iteration"), "--no-check-for-nan-in-loss-and-grad", "");

@@ -78,6 +78,22 @@ TEST_CASE("layers not divisible by PP and interleaving without enough micro-batc
   CHECK_THAT(bad.log, Catch::Contains("training ..."));  // raised inside the first step
 }
 
+TEST_CASE("a one-stage virtual pipeline at PP 1 and a large recompute count run, as in Megatron", "[sim][rules]") {
+  // Megatron takes VPP 1 as no virtual pipeline and caps the recompute count at a stage's layers.
+  Run vpp1 = RunJob(testing::SmallGpt({{"--pipeline-model-parallel-size", "1"},
+                                       {"--num-virtual-stages-per-pipeline-rank", "1"}}));
+  CHECK(vpp1.status.state == JobState::kSucceeded);
+  Run vpp2 = RunJob(testing::SmallGpt({{"--pipeline-model-parallel-size", "1"},
+                                       {"--num-virtual-stages-per-pipeline-rank", "2"}}));
+  CHECK_THAT(vpp2.log, Catch::Contains("should be greater than 1 with interleaved schedule"));
+  Run capped = RunJob(testing::SmallGpt({{"--recompute-granularity", "full"}, {"--recompute-method", "block"},
+                                         {"--recompute-num-layers", "64"}}));
+  CHECK(capped.status.state == JobState::kSucceeded);
+  Run zero = RunJob(testing::SmallGpt({{"--recompute-granularity", "full"}, {"--recompute-method", "block"},
+                                       {"--recompute-num-layers", "0"}}));
+  CHECK_THAT(zero.log, Catch::Contains("recompute_num_layers must be between 1"));
+}
+
 TEST_CASE("FP8 on an A100 is refused by Transformer Engine", "[sim][rules]") {
   Run r = RunJob(testing::SmallGpt({{"--fp8-format", "hybrid"}}), {{"gpu", "A100"}});
   CHECK_THAT(r.log, Catch::Contains("Device compute capability 8.9 or higher required for FP8 execution."));
