@@ -288,6 +288,12 @@ std::vector<Move> EnumerateMoves(const Knowledge& knowledge, const Recipe& recip
       Recipe next = recipe;
       if (!ApplyChanges(&next, *changes).ok()) continue;
       if (!ValidateForCluster(knowledge, next, cluster).ok()) continue;
+      // Megatron takes a one-stage virtual pipeline as none: a virtual-pipeline value that leaves
+      // the stages a rank holds as they were changes nothing.
+      const bool virtual_pipeline = !spec.lever.keys.empty() &&
+                                    (spec.lever.keys[0] == "--num-virtual-stages-per-pipeline-rank" ||
+                                     spec.lever.keys[0] == "--num-layers-per-virtual-pipeline-stage");
+      if (virtual_pipeline && ReadView(next).vpp == view.vpp) continue;
       if (!CheckObjectiveRules(knowledge, recipe, next).pass) continue;
       Move move{spec.lever.id, *changes, Summarize(spec, value, *changes, recipe), {}};
       for (const Change& c : move.changes) {

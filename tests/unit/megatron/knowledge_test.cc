@@ -289,6 +289,11 @@ TEST_CASE("recipes Megatron accepts are valid", "[megatron][validate]") {
     INFO(c.why << ": " << Stack().Validate(r, H100()).ToString());
     CHECK(Stack().Validate(r, H100()).ok());
   }
+  // A one-stage virtual pipeline is accepted, but never offered as a move: it changes nothing.
+  for (const Move& m : Stack().LegalMoves(With(DenseRecipe(), "--pipeline-model-parallel-size", "1"), H100())) {
+    INFO(m.summary);
+    CHECK(m.lever_id.rfind("virtual_pipeline", 0) != 0);
+  }
   // Accepted, but never offered as moves on a dense model: they would change nothing.
   for (const Move& m : Stack().LegalMoves(DenseRecipe(), H100())) {
     INFO(m.summary);
