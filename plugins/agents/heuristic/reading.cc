@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 namespace attune::agents {
@@ -165,6 +166,28 @@ double RecipeShape::Bubble() const {
   return static_cast<double>(pp - 1) / (static_cast<double>(*m) * std::max(1, vpp));
 }
 
+namespace {
+
+// The stages a Megatron --pipeline-model-parallel-layout names: one more than its '|', with a
+// group "(...)*n" counted n times (Megatron unrolls one level of groups).
+int LayoutStages(const std::string& layout) {
+  int bars = 0;
+  for (size_t i = 0; i < layout.size(); ++i) {
+    if (layout[i] == '|') ++bars;
+    if (layout[i] != '(') continue;
+    size_t close = layout.find(')', i);
+    if (close == std::string::npos) return 0;
+    const int inside = static_cast<int>(std::count(layout.begin() + static_cast<long>(i), layout.begin() + static_cast<long>(close), '|'));
+    int times = 1;
+    if (close + 1 < layout.size() && layout[close + 1] == '*') times = std::max(1, std::atoi(layout.c_str() + close + 2));
+    bars += inside * times;
+    i = close;
+  }
+  return bars + 1;
+}
+
+}  // namespace
+
 RecipeShape ReadShape(const Recipe& r) {
   RecipeShape s;
   s.world = std::max(1, r.topology.WorldSize());
@@ -177,6 +200,10 @@ RecipeShape ReadShape(const Recipe& r) {
   const int layers = IntOr(r, "--num-layers", 0) + (GetValue(r, "--account-for-embedding-in-pipeline-split") ? 1 : 0) +
                      (GetValue(r, "--account-for-loss-in-pipeline-split") ? 1 : 0);
   if (per_stage > 0 && layers > 0 && s.pp > 0) s.vpp = std::max(1, layers / s.pp / per_stage);
+  // A layout's stages beyond PP are virtual stages.
+  if (auto layout = GetValue(r, "--pipeline-model-parallel-layout"); layout && s.pp > 0) {
+    s.vpp = std::max(1, LayoutStages(*layout) / s.pp);
+  }
   s.mbs = IntOr(r, "--micro-batch-size", 1);
   s.ep = IntOr(r, "--expert-model-parallel-size", 1);
   s.etp = IntOr(r, "--expert-tensor-parallel-size", s.tp);

@@ -49,7 +49,7 @@ const std::set<std::string> kKinds = {"memory_headroom", "memory_pressure", "com
                                       "pipeline_bubble", "launch_overhead", "compute_bound",
                                       "oom"};
 const std::set<std::string> kCompanions = {
-    "cuda_device_max_connections", "sequence_parallel_follows_tp", "uneven_split_follows_pp",
+    "cuda_device_max_connections", "sequence_parallel_follows_tp", "uneven_split_follows_pp", "layout_follows_pp",
     "virtual_pipeline_follows_pp", "tp_comm_overlap_follows_sp", "param_gather_follows_prerequisites"};
 const std::set<std::string> kGenerators = {"gpus_per_node", "num_layers", "layers_per_stage", "num_experts",
                                            "world"};

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "devices.h"
 #include "objective.h"
 #include "recipe_view.h"
+#include "sim_mapping.h"
 #include "validate.h"
 
 namespace attune::megatron {
@@ -143,6 +146,110 @@ void FitUnevenSplit(const Recipe& before, Recipe* r, std::vector<Change>* ch) {
   if (last) AddChange(r, ch, kLastStage, std::to_string(best_last));
 }
 
+constexpr const char* kLayout = "--pipeline-model-parallel-layout";
+
+// A layout written back: '|' between stages, "t*n" for n decoder layers, and a run of equal middle
+// stages as "(stage|)*k", the shape Megatron's examples use.
+std::string WriteLayout(const std::vector<std::string>& stages) {
+  auto stage_text = [](const std::string& stage) {
+    std::string out;
+    for (size_t i = 0; i < stage.size();) {
+      size_t j = i;
+      while (j < stage.size() && stage[j] == stage[i]) ++j;
+      out += stage[i];
+      if (j - i > 1) {
+        out += '*';
+        out += std::to_string(j - i);
+      }
+      i = j;
+    }
+    return out;
+  };
+  // first|(middle|)*k ...last: each middle stage, or group of them, carries the '|' after it.
+  std::string out = stage_text(stages.front());
+  out += '|';
+  for (size_t i = 1; i + 1 < stages.size();) {
+    size_t j = i;
+    while (j + 1 < stages.size() && stages[j] == stages[i]) ++j;
+    if (j - i > 1) {
+      out += '(';
+      out += stage_text(stages[i]);
+      out += "|)*";
+      out += std::to_string(j - i);
+    } else {
+      out += stage_text(stages[i]);
+      out += '|';
+    }
+    i = j;
+  }
+  out += stage_text(stages.back());
+  return out;
+}
+
+// A pipeline move keeps a layout's shape: its virtual stages per rank (stages / PP), the embedding
+// in the first stage, the MTP depths and the loss in the last, and each end stage's deficit
+// against the busiest middle one (the work its embedding or loss stands for). The decoder layers
+// are spread again over the new number of stages, the busiest stage as light as it can be. PP 1
+// drops the layout. A layout with anything but decoder layers in a middle stage is left alone.
+void FitLayout(const Recipe& before, Recipe* r, std::vector<Change>* ch) {
+  auto text = GetValue(*r, kLayout);
+  if (!text) return;
+  const long old_pp = ReadView(before).pp, new_pp = ReadView(*r).pp;
+  auto stages = UnrollPipelineLayout(*text);
+  if (!stages || old_pp < 1 || stages->size() % static_cast<size_t>(old_pp) != 0 || new_pp == old_pp) return;
+  if (new_pp <= 1) {
+    RemoveIfSet(r, ch, kLayout);
+    return;
+  }
+  const long per_rank = static_cast<long>(stages->size()) / old_pp;
+  const long count = new_pp * per_rank;
+  auto decoders = [](const std::string& s) { return static_cast<long>(std::count(s.begin(), s.end(), 't')); };
+  auto others = [](const std::string& s) {
+    std::string out;
+    for (char c : s) out += c == 't' ? "" : std::string(1, c);
+    return out;
+  };
+  long total = 0, busiest_middle = 0;
+  for (size_t i = 0; i < stages->size(); ++i) {
+    total += decoders((*stages)[i]);
+    if (i == 0 || i + 1 == stages->size()) continue;
+    if (!others((*stages)[i]).empty()) return;
+    busiest_middle = std::max(busiest_middle, decoders((*stages)[i]));
+  }
+  const bool has_middle = stages->size() > 2;
+  const long first_deficit = has_middle ? busiest_middle - decoders(stages->front()) : 0;
+  const long last_deficit = has_middle ? busiest_middle - decoders(stages->back()) : 0;
+  const long middle = count - 2;
+  std::optional<std::pair<long, long>> best;  // (busiest stage, squared deficit error)
+  long best_first = 0, best_last = 0;
+  for (long f = 0; f <= total; ++f) {
+    for (long l = 0; f + l <= total; ++l) {
+      const long rest = total - f - l;
+      if (middle == 0 ? rest != 0 : rest < middle) continue;
+      const long m = middle == 0 ? 0 : (rest + middle - 1) / middle;
+      const long busiest = std::max({m, f + first_deficit, l + last_deficit});
+      const long df = m - f - first_deficit, dl = m - l - last_deficit;
+      std::pair<long, long> cost{busiest, df * df + dl * dl};
+      if (!best || cost < *best) {
+        best = cost;
+        best_first = f;
+        best_last = l;
+      }
+    }
+  }
+  if (!best) return;
+  std::vector<std::string> out;
+  out.push_back(others(stages->front()) + std::string(static_cast<size_t>(best_first), 't'));
+  const long rest = total - best_first - best_last;
+  for (long i = 0; i < middle; ++i) {
+    // The heavier middle stages last, next to the lighter last stage.
+    const long layers = rest / middle + (i >= middle - rest % middle ? 1 : 0);
+    out.push_back(std::string(static_cast<size_t>(layers), 't'));
+  }
+  out.push_back(std::string(static_cast<size_t>(best_last), 't') + others(stages->back()));
+  AddChange(r, ch, kLayout, WriteLayout(out));
+}
+
 // Companion fixes named in levers.yaml: the minimal extra changes that keep a move valid.
 void ApplyCompanion(const std::string& name, const ClusterInfo& cluster, const Recipe& before, Recipe* r,
                     std::vector<Change>* ch) {
@@ -163,6 +270,8 @@ void ApplyCompanion(const std::string& name, const ClusterInfo& cluster, const R
     }
   } else if (name == "uneven_split_follows_pp") {
     FitUnevenSplit(before, r, ch);
+  } else if (name == "layout_follows_pp") {
+    FitLayout(before, r, ch);
   } else if (name == "tp_comm_overlap_follows_sp") {
     if (!v.sp) RemoveIfSet(r, ch, "--tp-comm-overlap");
   } else if (name == "param_gather_follows_prerequisites") {

@@ -123,6 +123,12 @@ TEST_CASE("a virtual pipeline given as layers per stage divides the bubble by it
   Move stages_to_one = Pp("2", "1");
   stages_to_one.changes.push_back({"--num-virtual-stages-per-pipeline-rank", std::string("4"), std::nullopt});
   CHECK(SpeedOf(ViewOf(stages, 0.0), stages_to_one) == Approx(expected).margin(1e-6));
+  // And as a layout of 4 stages a rank: "E t*12 | (t*12|)*6 t*12 L" names 8 stages for PP 2.
+  Recipe layout = Gpt3("2", "128", 2);
+  Set(&layout, "--pipeline-model-parallel-layout", "Et*12|(t*12|)*6t*12L");
+  Move layout_to_one = Pp("2", "1");
+  layout_to_one.changes.push_back({"--pipeline-model-parallel-layout", std::string("Et*12|(t*12|)*6t*12L"), std::nullopt});
+  CHECK(SpeedOf(ViewOf(layout, 0.0), layout_to_one) == Approx(expected).margin(1e-6));
 }
 
 TEST_CASE("the output layer the last pipeline stage carries counts against more stages",

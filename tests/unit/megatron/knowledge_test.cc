@@ -6,6 +6,7 @@
 #include <set>
 
 #include "knowledge.h"
+#include "sim_mapping.h"
 #include "test_support.h"
 #include "validate.h"
 
@@ -412,6 +413,26 @@ TEST_CASE("a pipeline move keeps an uneven split's end stages as light as they w
   REQUIRE(one_end_moves.count("4") == 1);
   CHECK(ChangeTo(one_end_moves["4"], first) == std::optional<std::string>("14"));
   CHECK_FALSE(ChangeTo(one_end_moves["4"], last));
+}
+
+TEST_CASE("a pipeline move re-spreads a layout's layers over the new stages", "[megatron][moves]") {
+  const std::string layout = "--pipeline-model-parallel-layout";
+  // 30 layers on PP 2 with two virtual stages a rank; the first stage is 2 layers lighter for the
+  // embedding, the last carries an MTP depth and the loss.
+  Recipe r = testing::With(testing::With(testing::DenseRecipe(), "--num-layers", "30"), layout, "Et*6|(t*8|)*2t*8mL");
+  REQUIRE(testing::Stack().Validate(r, testing::H100()).ok());
+  auto moves = PipelineMoves(r);
+  // PP 4: 8 stages of 32 layers of work at best, 4 each: 2 + 4×6 + 4 decoder layers.
+  REQUIRE(moves.count("4") == 1);
+  auto to = ChangeTo(moves["4"], layout);
+  REQUIRE(to);
+  CHECK(*to == "Et*2|(t*4|)*6t*4mL");
+  auto stages = UnrollPipelineLayout(*to);
+  REQUIRE(stages);
+  CHECK(stages->size() == 8);
+  // PP 1 drops the layout, as it would drop any virtual pipeline.
+  REQUIRE(moves.count("1") == 1);
+  CHECK(ChangeTo(moves["1"], layout) == std::optional<std::string>("removed"));
 }
 
 TEST_CASE("a pipeline move keeps a virtual pipeline, refitting its value to the new PP", "[megatron][moves]") {
