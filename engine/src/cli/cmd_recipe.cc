@@ -162,7 +162,7 @@ Result<importer::LaunchCall> EvaluateScript(Env& env, const ArgParser& p, const 
 
 int RunRecipeImport(const std::vector<std::string>& args, Env& env) {
   ArgParser p("recipe import FILE [--stack NAME] [-o OUT] [--arg VALUE]... [--env NAME=VALUE]...\n"
-              "                    [--gpus-per-node N] [--timeout S] [--no-exec]",
+              "                    [--gpus-per-node N] [--nodes N] [--timeout S] [--no-exec]",
               "Reads a launch script as you have it and writes the recipe (YAML) to OUT or stdout. "
               "The script runs under the real bash in a bubblewrap sandbox (read-only root, no "
               "network, scratch HOME and /tmp) with torchrun, python, ray, srun, mpirun, "
@@ -172,13 +172,16 @@ int RunRecipeImport(const std::vector<std::string>& args, Env& env) {
               "launch it made becomes the recipe. Positional arguments and environment the script "
               "needs come from --arg and --env; one it reads unset is reported. --no-exec reads "
               "the script without running it and refuses (naming the lines) what it cannot "
-              "evaluate. A YAML config file (an AutoModel config) is read as it is. Everything "
+              "evaluate. A YAML config file (an AutoModel config) is read as it is; it names no "
+              "launch, so --nodes and --gpus-per-node give its topology. Everything "
               "not placed in the recipe is listed on stderr; nothing is dropped silently.");
   p.Options()("stack", po::value<std::string>()->default_value("megatron"), "stack plugin")(
       "output,o", po::value<std::string>(), "recipe file to write (default: stdout)")(
       "arg", po::value<std::vector<std::string>>(), "a positional argument for the script ($1, $2, ... in order)")(
       "env", po::value<std::vector<std::string>>(), "NAME=VALUE in the script's environment")(
-      "gpus-per-node", po::value<std::string>(), "nvidia-smi in the sandbox answers as a node with N GPUs")(
+      "gpus-per-node", po::value<std::string>(),
+      "nvidia-smi in the sandbox answers as a node with N GPUs; for a config file, its GPUs per node")(
+      "nodes", po::value<std::string>(), "for a config file: the nodes it runs on")(
       "timeout", po::value<std::string>()->default_value("30"), "seconds the script may run in the sandbox")(
       "no-exec", "read the script statically instead of running it under bash")(
       "plugin-path", po::value<std::vector<std::string>>(), "extra plugin directory");
@@ -205,7 +208,22 @@ int RunRecipeImport(const std::vector<std::string>& args, Env& env) {
     // A config is given to the stack as a launch that names it (the AutoModel stack runs it with
     // `automodel FILE`; a stack without config files refuses it).
     std::error_code ec;
-    command = ShellQuote(std::filesystem::absolute(file, ec).lexically_normal().string()) + "\n";
+    command = ShellQuote(std::filesystem::absolute(file, ec).lexically_normal().string());
+    // The topology a config cannot say, as the launcher's own options would give it.
+    for (const auto& [option, flag] : {std::pair<const char*, const char*>{"gpus-per-node", "--nproc-per-node"},
+                                       std::pair<const char*, const char*>{"nodes", "--nnodes"}}) {
+      if (!p.Has(option)) continue;
+      auto n = PositiveNumber(std::string("--") + option, p.Get(option), 1 << 20);
+      if (!n.ok() || *n != static_cast<int>(*n)) {
+        return ReportError(env, cmd, Status::InvalidArgument(std::string("--") + option + " '" + p.Get(option) +
+                                                             "': expected a whole number above 0"), false);
+      }
+      command += std::string(" ") + flag + " " + std::to_string(static_cast<int>(*n));
+    }
+    command += "\n";
+  } else if (p.Has("nodes")) {
+    return ReportError(env, cmd, Status::InvalidArgument("--nodes is for a config file; a launch script's "
+                                                         "launch says its nodes"), false);
   }
   std::string call_dir;
   importer::Capture capture;

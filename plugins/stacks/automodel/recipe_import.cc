@@ -133,7 +133,8 @@ Status ParseCommand(const std::vector<std::string>& w, size_t i, Parsed* p,
     for (const auto& word : launch) topology_given = topology_given || word.rfind("--nproc", 0) == 0;
     if (!topology_given) {
       unknown->push_back("the config names no launch: the recipe runs `automodel " + cmd +
-                         "` on 1 node with 1 GPU; set `topology:` in the recipe for your cluster");
+                         "` on 1 node with 1 GPU; import it with --nodes N --gpus-per-node G, or set `topology:` "
+                         "in the recipe, for your cluster");
     }
     return ParseCommand(launch, 0, p, unknown);
   }

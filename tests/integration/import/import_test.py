@@ -375,7 +375,12 @@ distributed:
     code, out, err = attune('recipe', 'import', cfg, '--stack', 'automodel')
     check(code == 0, f'automodel yaml: exit {code}: {err[-400:]}')
     check('global_batch_size: 32' in out and 'entry: [automodel, ' in out, f'automodel yaml: config imported ({out[:300]})')
-    check('names no launch' in err, 'automodel yaml: the missing topology is said')
+    check('names no launch' in err and '--nodes N --gpus-per-node G' in err, 'automodel yaml: the missing topology is said')
+    code, out, err = attune('recipe', 'import', cfg, '--stack', 'automodel', '--nodes', '4', '--gpus-per-node', '8')
+    check(code == 0 and 'nodes: 4' in out and 'gpus_per_node: 8' in out and 'names no launch' not in err,
+          f'automodel yaml with --nodes/--gpus-per-node: {code} {out[-200:]} {err[-300:]}')
+    code, _, err = attune('recipe', 'import', cfg, '--stack', 'automodel', '--nodes', 'four')
+    check(code == 2 and "--nodes 'four'" in err, f'automodel yaml --nodes four: {code} {err[-200:]}')
     script = write('am/run.sh', '''#!/bin/bash
 cd "$(dirname "$0")"
 uv run --with nemo-automodel automodel finetune llm -c cfg.yaml --nproc-per-node 4 \\
