@@ -90,6 +90,37 @@ std::optional<EndDeficits> ReadEndDeficits(const Recipe& recipe) {
   return EndDeficits{first ? middle - *first : 0, last ? middle - *last : 0};
 }
 
+struct EndSplit {
+  long first = 0, last = 0;
+};
+
+// The decoder layers of the first and the last stage that make the busiest stage lightest,
+// counting each end's deficit as work it also does, then keep the deficits closest. The `middle`
+// stages share the rest: evenly when `even` (the rest must divide), else as evenly as they can.
+// An end stage not `given` holds no layers of its own; a given one holds at least `min_end`.
+std::optional<EndSplit> BestEndSplit(long layers, long middle, bool first_given, bool last_given,
+                                     const EndDeficits& deficit, bool even, long min_end) {
+  std::optional<std::pair<long, long>> best;  // (busiest stage, squared deficit error)
+  EndSplit split;
+  for (long f = first_given ? min_end : 0; f <= (first_given ? layers : 0); ++f) {
+    for (long l = last_given ? min_end : 0; f + l <= (last_given ? layers : f); ++l) {
+      const long rest = layers - f - l;
+      if (middle == 0 ? rest != 0 : rest < middle || (even && rest % middle != 0)) continue;
+      const long m = middle == 0 ? 0 : (rest + middle - 1) / middle;
+      const long df = first_given ? m - f - deficit.first : 0, dl = last_given ? m - l - deficit.last : 0;
+      const long busiest =
+          std::max({m, first_given ? f + deficit.first : 0, last_given ? l + deficit.last : 0});
+      std::pair<long, long> cost{busiest, df * df + dl * dl};
+      if (!best || cost < *best) {
+        best = cost;
+        split = EndSplit{f, l};
+      }
+    }
+  }
+  if (!best) return std::nullopt;
+  return split;
+}
+
 // A pipeline move keeps an uneven split's intent. Its first and last stages hold fewer decoder
 // layers than a middle one because they also run the embedding and the loss, work that does not
 // change with PP: an end stage's deficit against a middle stage measures that work. The new split
@@ -108,27 +139,10 @@ void FitUnevenSplit(const Recipe& before, Recipe* r, std::vector<Change>* ch) {
   std::optional<EndDeficits> want = ReadEndDeficits(before);
   long middle_stages = v.pp - (first ? 1 : 0) - (last ? 1 : 0);
   if (!want || middle_stages < 1) return;  // validation says whether the values still divide
-  const long layers = *v.layers;
-  std::optional<std::pair<long, long>> best;  // (busiest stage, squared deficit error)
-  long best_first = 0, best_last = 0;
-  for (long f = first ? 1 : 0; f <= (first ? layers : 0); ++f) {
-    for (long l = last ? 1 : 0; l <= (last ? layers : 0); ++l) {
-      long rest = layers - f - l;
-      if (rest < middle_stages || rest % middle_stages != 0) continue;
-      long m = rest / middle_stages;
-      long busiest = std::max({m, first ? f + want->first : 0, last ? l + want->last : 0});
-      long df = first ? m - f - want->first : 0, dl = last ? m - l - want->last : 0;
-      std::pair<long, long> cost{busiest, df * df + dl * dl};
-      if (!best || cost < *best) {
-        best = cost;
-        best_first = f;
-        best_last = l;
-      }
-    }
-  }
-  if (!best) return;
-  if (first) AddChange(r, ch, kFirstStage, std::to_string(best_first));
-  if (last) AddChange(r, ch, kLastStage, std::to_string(best_last));
+  auto split = BestEndSplit(*v.layers, middle_stages, first.has_value(), last.has_value(), *want, true, 1);
+  if (!split) return;
+  if (first) AddChange(r, ch, kFirstStage, std::to_string(split->first));
+  if (last) AddChange(r, ch, kLastStage, std::to_string(split->last));
 }
 
 constexpr const char* kLayout = "--pipeline-model-parallel-layout";
@@ -205,33 +219,17 @@ void FitLayout(const Recipe& before, Recipe* r, std::vector<Change>* ch) {
   const long first_deficit = has_middle ? busiest_middle - decoders(stages->front()) : 0;
   const long last_deficit = has_middle ? busiest_middle - decoders(stages->back()) : 0;
   const long middle = count - 2;
-  std::optional<std::pair<long, long>> best;  // (busiest stage, squared deficit error)
-  long best_first = 0, best_last = 0;
-  for (long f = 0; f <= total; ++f) {
-    for (long l = 0; f + l <= total; ++l) {
-      const long rest = total - f - l;
-      if (middle == 0 ? rest != 0 : rest < middle) continue;
-      const long m = middle == 0 ? 0 : (rest + middle - 1) / middle;
-      const long busiest = std::max({m, f + first_deficit, l + last_deficit});
-      const long df = m - f - first_deficit, dl = m - l - last_deficit;
-      std::pair<long, long> cost{busiest, df * df + dl * dl};
-      if (!best || cost < *best) {
-        best = cost;
-        best_first = f;
-        best_last = l;
-      }
-    }
-  }
-  if (!best) return;
+  auto split = BestEndSplit(total, middle, true, true, EndDeficits{first_deficit, last_deficit}, false, 0);
+  if (!split) return;
   std::vector<std::string> out;
-  out.push_back(others(stages->front()) + std::string(static_cast<size_t>(best_first), 't'));
-  const long rest = total - best_first - best_last;
+  out.push_back(others(stages->front()) + std::string(static_cast<size_t>(split->first), 't'));
+  const long rest = total - split->first - split->last;
   for (long i = 0; i < middle; ++i) {
     // The heavier middle stages last, next to the lighter last stage.
     const long layers = rest / middle + (i >= middle - rest % middle ? 1 : 0);
     out.push_back(std::string(static_cast<size_t>(layers), 't'));
   }
-  out.push_back(std::string(static_cast<size_t>(best_last), 't') + others(stages->back()));
+  out.push_back(std::string(static_cast<size_t>(split->last), 't') + others(stages->back()));
   AddChange(r, ch, kLayout, WriteLayout(out));
 }
 
