@@ -43,6 +43,11 @@ case "$name" in
         break
       done
     fi ;;
+  pip|pip3)
+    # What is installed is read for real (`pip list | grep megatron-core`); installing is not.
+    case "${1:-}" in
+      list|show|freeze) if [ -n "${ATTUNE_REAL_PYTHON:-}" ]; then exec "$ATTUNE_REAL_PYTHON" -m pip "$@"; fi ;;
+    esac ;;
   mkdir|touch|rm|cp|mv|ln|chmod)
     for real in "/usr/bin/$name" "/bin/$name"; do
       if [ -x "$real" ]; then "$real" "$@" 2>/dev/null && exit 0; break; fi
@@ -382,10 +387,25 @@ Result<Capture> CaptureScript(const std::string& script_path, const CaptureOptio
       {"LOGNAME", "attune"}};
   for (const auto& [k, v] : o.env) start[k] = v;
   if (o.gpus) start["ATTUNE_IMPORT_GPUS"] = std::to_string(*o.gpus);
+  // The interpreter of the user's environment (the first python3 on PATH), for installed Python
+  // tools and for pip's read-only queries.
   std::string real_python;
-  for (const char* candidate : {"/usr/bin/python3", "/usr/local/bin/python3"}) {
+  std::vector<std::string> candidates;
+  if (const char* path = getenv("PATH")) {
+    std::istringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+      if (!dir.empty()) candidates.push_back(dir + "/python3");
+    }
+  }
+  candidates.push_back("/usr/bin/python3");
+  auto is_binary = [](const fs::path& file) {  // an ELF executable, not a shim script (pyenv)
+    std::ifstream in(file, std::ios::binary);
+    char magic[4] = {};
+    return in.read(magic, 4) && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+  };
+  for (const auto& candidate : candidates) {
     fs::path resolved = fs::canonical(candidate, ec);
-    if (!ec && fs::is_regular_file(resolved, ec)) {
+    if (!ec && fs::is_regular_file(resolved, ec) && is_binary(resolved)) {
       real_python = resolved.string();
       start["ATTUNE_REAL_PYTHON"] = (root / "real-python").string();
       break;

@@ -328,6 +328,27 @@ srun --jobid 1234 bash -c "$LAUNCHER --node_rank \\$SLURM_PROCID $CMD"
         check(got.get('--tensorboard-dir') == ['/runs/py3compile'],
               f'zoo: the installed Python tool ran for real: {got.get("--tensorboard-dir")}')
 
+    # `pip list` / `pip show` read what is installed, for real (slime's AMD script finds
+    # megatron-core that way); `pip install` stays recorded.
+    print('case pip show read for real', flush=True)
+    script = write('pipshow.sh', r"""#!/bin/bash
+set -euo pipefail
+PIPV=$(pip show pip 2>/dev/null | sed -n 's/^Version: //p' || true)
+pip install --no-deps megatron-core
+torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1 --global-batch-size 8 --tensorboard-dir "/runs/v$PIPV"
+""", 0o755)
+    code, argv, _, err = imported(script)
+    expected = ''
+    for d in os.environ.get('PATH', '').split(':') + ['/usr/bin']:
+        real = os.path.realpath(os.path.join(d, 'python3')) if d else ''
+        if real and os.path.isfile(real) and open(real, 'rb').read(4) == b'\x7fELF':
+            p = subprocess.run([real, '-m', 'pip', 'show', 'pip'], capture_output=True, text=True)
+            expected = next((l[len('Version: '):] for l in p.stdout.splitlines() if l.startswith('Version: ')), '')
+            break
+    check(code == 0 and flags(argv).get('--tensorboard-dir') == ['/runs/v' + expected],
+          f'pip show: the installed version ({expected!r}) is read: {code} {argv and flags(argv).get("--tensorboard-dir")} {err[-300:]}')
+    check('also called (recorded, not run, not in the recipe): pip install' in err, f'pip install stays recorded: {err[-400:]}')
+
 
 def run_slime():
     print('case slime (ray job submit, sourced model, runtime-env json)', flush=True)
