@@ -93,8 +93,7 @@ Recipe MegatronView(const Recipe& r, const SlimeRun& s, int64_t seq_rounded, int
   out.topology.gpus_per_node = s.actor_gpus;
   (void)SetValue(&out, "--seq-length", std::to_string(seq_rounded));
   (void)SetValue(&out, "--global-batch-size", std::to_string(global_batch));
-  if (s.dynamic) (void)SetValue(&out, "--micro-batch-size", "1");
-  if (!Has(r, "--micro-batch-size") && !s.dynamic) (void)SetValue(&out, "--micro-batch-size", "1");
+  if (s.dynamic) (void)SetValue(&out, "--micro-batch-size", "1");  // slime splits by tokens instead
   if (!Has(r, "--fp16")) (void)SetValue(&out, "--bf16", "");
   return WithSlimeForcedArgs(std::move(out));
 }

@@ -137,6 +137,7 @@ std::vector<std::pair<std::string, std::string>> SlimeConstraintCatalog() {
 }
 
 Recipe WithSlimeForcedArgs(Recipe recipe) {
+  if (!GetValue(recipe, "--micro-batch-size")) (void)SetValue(&recipe, "--micro-batch-size", "1");
   (void)SetValue(&recipe, "--use-distributed-optimizer", "");
   auto dispatcher = GetValue(recipe, "--moe-token-dispatcher-type");
   if (!dispatcher || *dispatcher == "allgather") (void)SetValue(&recipe, "--moe-token-dispatcher-type", "alltoall");

@@ -34,9 +34,10 @@ struct SlimeViolation {
 // slime's combination rules (the Megatron ones are checked by the Megatron stack).
 std::vector<SlimeViolation> SlimeViolations(const Recipe& recipe);
 
-// The Megatron arguments as slime hands them to Megatron: it always turns the distributed optimizer
-// on (_set_default_megatron_args) and replaces the allgather dispatcher, absent or given, with
-// alltoall (validate_args), before Megatron checks them.
+// The Megatron arguments as slime hands them to Megatron: its own default micro-batch size of 1
+// (slime/utils/arguments.py resets Megatron's), the distributed optimizer always on
+// (_set_default_megatron_args) and alltoall in place of the allgather dispatcher, absent or given
+// (validate_args), before Megatron checks them.
 Recipe WithSlimeForcedArgs(Recipe recipe);
 
 // One rule per line, for `attune stack show slime`.

@@ -122,6 +122,10 @@ TEST_CASE("Megatron's rules see what slime hands Megatron", "[slime][validate]")
   INFO(TheStack().Validate(r, ClusterInfo{}).ToString());
   CHECK(TheStack().Validate(r, ClusterInfo{}).ok());
   CHECK_FALSE(TheStack().Validate(With(r, "--overlap-grad-reduce", std::nullopt), ClusterInfo{}).ok());
+  // slime's own default micro-batch size is 1 (slime's Kimi-K2 script gives none).
+  Recipe no_mbs = With(Qwen3Recipe(), "--micro-batch-size", std::nullopt);
+  INFO(TheStack().Validate(no_mbs, ClusterInfo{}).ToString());
+  CHECK(TheStack().Validate(no_mbs, ClusterInfo{}).ok());
 }
 
 TEST_CASE("a bad actor count names the flag", "[slime][import]") {
