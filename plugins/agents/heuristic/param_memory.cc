@@ -21,10 +21,12 @@ const std::set<std::string>& ParameterShardingKeys() {
   return kKeys;
 }
 
-// Keys that move together with PP (the virtual-pipeline companions) and change no parameter state.
+// Keys that move together with PP (the stack refits a virtual pipeline, an uneven split or a
+// layout to the new PP) and change no parameter state of their own.
 bool FollowsPipeline(const std::string& key) {
   return key == "--num-layers-per-virtual-pipeline-stage" ||
-         key == "--num-virtual-stages-per-pipeline-rank";
+         key == "--num-virtual-stages-per-pipeline-rank" || key == "--decoder-first-pipeline-num-layers" ||
+         key == "--decoder-last-pipeline-num-layers" || key == "--pipeline-model-parallel-layout";
 }
 
 class Flags {
@@ -85,7 +87,16 @@ std::optional<ParameterCounts> CountParameters(const Recipe& recipe,
   const double pp = f.Or("--pipeline-model-parallel-size", 1);
   const double ep = f.Or("--expert-model-parallel-size", 1);
   const double etp = f.Or("--expert-tensor-parallel-size", tp);
-  const double per_stage = w->layers / pp;
+  // The busiest stage's layers: an even share, or under an uneven split the most of the first,
+  // the last and a middle stage.
+  double per_stage = w->layers / pp;
+  const std::optional<double> first = f.Get("--decoder-first-pipeline-num-layers");
+  const std::optional<double> last = f.Get("--decoder-last-pipeline-num-layers");
+  const double middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);
+  if ((first || last) && middle_stages >= 1) {
+    per_stage = std::max({(w->layers - first.value_or(0) - last.value_or(0)) / middle_stages, first.value_or(0),
+                          last.value_or(0)});
+  }
   ParameterCounts c;
   c.dense = per_stage * (w->attention + (1 - w->moe_share) * w->dense_mlp + w->moe_share * w->moe_dense) / tp;
   c.expert = per_stage * w->moe_share * w->experts / ep * w->expert / etp;

@@ -71,9 +71,9 @@ std::optional<double> ParameterStateBytes(const Recipe& recipe,
                                           const std::map<std::string, std::string>& defaults = {});
 
 // The change of the peak, relative to `peak_gib`, when `changes` move only pipeline, expert or
-// expert-tensor parallel sizes (and the virtual-pipeline keys that follow PP), or only the
-// context-parallel size (which scales the activations: the peak less the parameter state);
-// std::nullopt for any other move or when the shape is unknown.
+// expert-tensor parallel sizes (and the virtual-pipeline, uneven-split and layout keys that follow
+// PP), or only the context-parallel size (which scales the activations: the peak less the
+// parameter state); std::nullopt for any other move or when the shape is unknown.
 std::optional<double> ParallelMemoryChange(const Recipe& recipe, const std::vector<Change>& changes,
                                            const std::map<std::string, std::string>& defaults,
                                            double peak_gib);

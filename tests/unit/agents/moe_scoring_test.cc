@@ -126,6 +126,18 @@ TEST_CASE("expert and pipeline sizes change memory by the parameter state they s
   CHECK(e.memory_modelled);
   CHECK(e.memory == Approx(*change));
   CHECK(e.feasible);
+  // A PP move that refits an uneven split is still a sharding move; the busiest stage is the one
+  // counted: 60 layers as 12 + 18 + 18 + 12 hold half again an even stage's 15 per middle stage.
+  Recipe uneven = r;
+  uneven.args.push_back({"--decoder-first-pipeline-num-layers", {"12"}});
+  uneven.args.push_back({"--decoder-last-pipeline-num-layers", {"12"}});
+  auto even_state = ParameterStateBytes(r), uneven_state = ParameterStateBytes(uneven);
+  REQUIRE(even_state);
+  REQUIRE(uneven_state);
+  CHECK(*uneven_state == Approx(*even_state * 18 / 15));
+  CHECK(ParallelMemoryChange(uneven, {{"--pipeline-model-parallel-size", "4", "8"},
+                                      {"--decoder-first-pipeline-num-layers", "12", "6"},
+                                      {"--decoder-last-pipeline-num-layers", "12", "6"}}, {}, 110));
   // Other keys and unknown shapes keep the prior.
   CHECK_FALSE(ParallelMemoryChange(r, {{"--micro-batch-size", "1", "2"}}, {}, 110));
   CHECK_FALSE(ParameterStateBytes(attune::testing::BaseRecipe()));
