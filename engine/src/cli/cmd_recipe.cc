@@ -97,6 +97,11 @@ void SayCapture(Env& env, const std::string& file, const importer::Capture& capt
   }
   for (size_t i = 0; i < capture.calls.size(); ++i) {
     if (i == launch.index || (launch.wrapper && i == *launch.wrapper)) continue;
+    if (capture.calls[i].argv.at(0) == "sbatch") {
+      *env.err << who << "ran the batch script given to " << importer::DescribeCall(capture.calls[i])
+               << " as the job's first task (its #SBATCH layout is the job's; the job was not submitted)\n";
+      continue;
+    }
     *env.err << who
              << (capture.calls[i].refused_file_command
                      ? "refused by the read-only sandbox (the script went on as if it had worked): "

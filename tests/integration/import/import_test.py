@@ -317,6 +317,7 @@ srun --jobid 1234 bash -c "$LAUNCHER --node_rank \\$SLURM_PROCID $CMD"
     code, _, err = attune('recipe', 'import', script, '-o', recipe, cwd=os.path.join(ROOT, 'zoo'))
     check(code == 0, f'zoo: import failed: {err[-600:]}')
     check('it ran on a scratch copy of it' in err, f'zoo: the writable copy is said: {err[-600:]}')
+    check('ran the batch script given to sbatch --exclusive as the job' in err, f'zoo: the batch job is said: {err[-600:]}')
     check(not os.path.exists(os.path.join(ROOT, 'zoo', 'model.yaml.tmp')), 'zoo: the script wrote into the real folder')
     if code == 0:
         code, out, err2 = attune('recipe', 'launch', recipe, '--json')
