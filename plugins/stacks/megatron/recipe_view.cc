@@ -76,6 +76,10 @@ void ReadPipeline(const Recipe& r, RecipeView* v) {
   v->vpp_layers = IntArg(r, "--num-layers-per-virtual-pipeline-stage");
   v->vpp_stages = IntArg(r, "--num-virtual-stages-per-pipeline-rank");
   v->layers = IntArg(r, "--num-layers");
+  if (v->layers) {
+    v->split_units = *v->layers + (Has(r, "--account-for-embedding-in-pipeline-split") ? 1 : 0) +
+                     (Has(r, "--account-for-loss-in-pipeline-split") ? 1 : 0);
+  }
   auto layout = GetValue(r, "--pipeline-model-parallel-layout");
   auto stages = layout ? UnrollPipelineLayout(*layout) : std::nullopt;
   if (stages && v->pp > 0 && stages->size() % static_cast<size_t>(v->pp) == 0) {
@@ -133,10 +137,8 @@ std::optional<std::vector<long>> PipelineRankLayers(const Recipe& r, const Recip
   auto first = IntArg(r, "--decoder-first-pipeline-num-layers");
   auto last = IntArg(r, "--decoder-last-pipeline-num-layers");
   if (!first && !last) {
-    long n = *v.layers + (Has(r, "--account-for-embedding-in-pipeline-split") ? 1 : 0) +
-             (Has(r, "--account-for-loss-in-pipeline-split") ? 1 : 0);
-    if (n % v.pp != 0) return std::nullopt;
-    return std::vector<long>{n / v.pp};
+    if (*v.split_units % v.pp != 0) return std::nullopt;
+    return std::vector<long>{*v.split_units / v.pp};
   }
   long middle_stages = v.pp - (first ? 1 : 0) - (last ? 1 : 0);
   long rest = *v.layers - first.value_or(0) - last.value_or(0);

@@ -23,6 +23,9 @@ struct RecipeView {
   long micro_batches = 0;                // M = GBS / (MBS * DP), 0 when unknown
   std::optional<long> seq;
   std::optional<long> layers, heads, hidden, ffn, query_groups, experts, moe_ffn;
+  // The units Megatron splits over pipeline stages: the layers, and the embedding and the loss
+  // where --account-for-embedding/loss-in-pipeline-split count them as one layer each.
+  std::optional<long> split_units;
   bool sp = false;                       // --sequence-parallel as Megatron runs it: off at TP 1
   bool dist_opt = false, overlap_grad = false, overlap_param = false;
   bool tp_comm_overlap = false, cuda_graphs = false, fsdp = false;
