@@ -4,6 +4,7 @@
 // a job, e.g. `attune kuberay render`, read its --json form).
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <ostream>
 
@@ -83,9 +84,22 @@ Result<double> PositiveNumber(const std::string& option, const std::string& text
 
 // What the evaluation saw besides the launch, said on stderr: nothing is dropped silently.
 void SayCapture(Env& env, const std::string& file, const importer::Capture& capture,
-                const importer::LaunchCall& launch) {
+                const importer::LaunchCall& launch, bool batch_job) {
   const std::string who = "attune recipe import: " + file + ": ";
-  if (launch.wrapper && capture.calls[*launch.wrapper].argv.at(0) == "sbatch") {
+  // As a batch script, the file ran through the sbatch stub: its first call.
+  const std::optional<size_t> job = batch_job && !capture.calls.empty() && capture.calls[0].argv.at(0) == "sbatch"
+                                        ? std::optional<size_t>(0) : std::nullopt;
+  if (job) {
+    *env.err << who << "a Slurm batch script (#SBATCH lines): it ran as the job's first task runs it, "
+                       "with the SLURM_* variables of the allocation it asks for"
+             << (launch.wrapper == job ? "; an srun in it that gives no layout has the job's (#SBATCH --nodes, "
+                                         "--ntasks-per-node)"
+                                       : "")
+             << "\n";
+  }
+  if (job && launch.wrapper == job) {
+    // said above
+  } else if (launch.wrapper && capture.calls[*launch.wrapper].argv.at(0) == "sbatch") {
     *env.err << who << "the launch ran in the batch script given to "
              << importer::DescribeCall(capture.calls[*launch.wrapper])
              << "; imported as that script runs it, an srun there with the job's layout (#SBATCH "
@@ -96,7 +110,7 @@ void SayCapture(Env& env, const std::string& file, const importer::Capture& capt
              << "; imported as that launcher running it directly\n";
   }
   for (size_t i = 0; i < capture.calls.size(); ++i) {
-    if (i == launch.index || (launch.wrapper && i == *launch.wrapper)) continue;
+    if (i == launch.index || (launch.wrapper && i == *launch.wrapper) || (job && i == *job)) continue;
     if (capture.calls[i].argv.at(0) == "sbatch") {
       *env.err << who << "ran the batch script given to " << importer::DescribeCall(capture.calls[i])
                << " as the job's first task (its #SBATCH layout is the job's; the job was not submitted)\n";
@@ -127,8 +141,9 @@ void SayCapture(Env& env, const std::string& file, const importer::Capture& capt
 
 // Runs the script under bash in the sandbox and returns the launch call's command line.
 Result<importer::LaunchCall> EvaluateScript(Env& env, const ArgParser& p, const std::string& file,
-                                            importer::Capture* capture) {
+                                            bool batch_job, importer::Capture* capture) {
   importer::CaptureOptions o;
+  o.as_batch_job = batch_job;
   o.args = p.GetList("arg");
   ATTUNE_ASSIGN_OR_RETURN(o.env, ParseEnvOptions(p.GetList("env")));
   if (p.Has("gpus-per-node")) {
@@ -235,12 +250,13 @@ int RunRecipeImport(const std::vector<std::string>& args, Env& env) {
   importer::LaunchCall launch;
   const bool config = LooksLikeYamlConfig(*text);
   const bool evaluate = !config && !p.Has("no-exec");
+  const bool batch_job = evaluate && importer::IsBatchScript(*text);
   if (p.Has("no-exec") && !config) {
     Status plain = importer::CheckStaticScript(*text, file);
     if (!plain.ok()) return ReportError(env, cmd, plain, false);
   }
   if (evaluate) {
-    auto picked = EvaluateScript(env, p, file, &capture);
+    auto picked = EvaluateScript(env, p, file, batch_job, &capture);
     if (!picked.ok()) return ReportError(env, cmd, picked.status(), false);
     launch = *picked;
     command = launch.command;
@@ -260,7 +276,7 @@ int RunRecipeImport(const std::vector<std::string>& args, Env& env) {
                                       p.Get("stack") + " stack was asked to read it)");
     return ReportError(env, cmd, why, false);
   }
-  if (evaluate) SayCapture(env, file, capture, launch);
+  if (evaluate) SayCapture(env, file, capture, launch, batch_job);
   for (const auto& token : unknown) {
     *env.err << "attune recipe import: " << file << ": not understood: " << token << "\n";
   }

@@ -68,6 +68,7 @@ case "$name" in
     for ((i = 1; i <= $#; i++)); do
       if [[ "${!i}" != -* && -f "${!i}" ]]; then batch="${!i}"; break; fi
     done
+    options=("${@:1:$((i - 1))}")
     if [ -n "$batch" ]; then
       cat "$batch" > "$stamp.script" 2>/dev/null
       set -- "${@:$((i + 1))}"
@@ -75,8 +76,56 @@ case "$name" in
       cat > "$stamp.script"
       set --
     fi
+    # The allocation, as Slurm describes it to the batch script in SLURM_* variables: the script's
+    # #SBATCH lines (read up to its first command, as sbatch does), then sbatch's own options,
+    # which win.
+    words=()
+    while IFS= read -r line || [ -n "$line" ]; do
+      case "$line" in
+        '#SBATCH'*) read -ra more <<< "${line#'#SBATCH'}"; words+=("${more[@]}") ;;
+        '#'*) ;;
+        *) [[ "$line" =~ ^[[:space:]]*$ ]] || break ;;
+      esac
+    done < "$stamp.script"
+    words+=("${options[@]}")
+    nodes=1 per_node="" tasks="" gpus="" cpus="" partition="" account="" job="${batch##*/}"
+    for ((w = 0; w < ${#words[@]}; w++)); do
+      a=${words[w]} v=""
+      case "$a" in
+        --*=*) v=${a#*=} a=${a%%=*} ;;
+        -[NnpAJc]?*) v=${a:2} a=${a:0:2} ;;
+        -N|--nodes|-n|--ntasks|--ntasks-per-node|--gpus-per-node|--gres|-c|--cpus-per-task|-p|--partition|-A|--account|-J|--job-name)
+          w=$((w + 1)) v=${words[w]:-} ;;
+      esac
+      case "$a" in
+        -N|--nodes) nodes=${v%%-*} ;;
+        -n|--ntasks) tasks=$v ;;
+        --ntasks-per-node) per_node=$v ;;
+        --gpus-per-node) gpus=${v##*:} ;;
+        --gres) [[ "$v" == gpu* ]] && gpus=${v##*:} ;;
+        -c|--cpus-per-task) cpus=$v ;;
+        -p|--partition) partition=$v ;;
+        -A|--account) account=$v ;;
+        -J|--job-name) job=$v ;;
+      esac
+    done
+    [[ "$nodes" =~ ^[0-9]+$ ]] && ((nodes > 0)) || nodes=1
+    export SLURM_JOB_NUM_NODES=$nodes SLURM_NNODES=$nodes SLURM_SUBMIT_DIR="$PWD" SLURM_JOB_NAME="$job"
+    if ((nodes > 1)); then SLURM_JOB_NODELIST="attune-node-[0-$((nodes - 1))]"; else SLURM_JOB_NODELIST=attune-node-0; fi
+    export SLURM_JOB_NODELIST SLURM_NODELIST=$SLURM_JOB_NODELIST
+    if [[ "$per_node" =~ ^[0-9]+$ ]]; then
+      export SLURM_NTASKS_PER_NODE=$per_node SLURM_NTASKS=$((nodes * per_node))
+    elif [[ "$tasks" =~ ^[0-9]+$ ]]; then
+      export SLURM_NTASKS=$tasks
+    fi
+    if [ -n "${SLURM_NTASKS:-}" ]; then export SLURM_NPROCS=$SLURM_NTASKS; fi
+    if [[ "$gpus" =~ ^[0-9]+$ ]]; then export SLURM_GPUS_PER_NODE=$gpus SLURM_GPUS_ON_NODE=$gpus; fi
+    if [[ "$cpus" =~ ^[0-9]+$ ]]; then export SLURM_CPUS_PER_TASK=$cpus; fi
+    if [ -n "$partition" ]; then export SLURM_JOB_PARTITION=$partition; fi
+    if [ -n "$account" ]; then export SLURM_JOB_ACCOUNT=$account; fi
+    # The file itself where there is one, so that bash's messages name it.
     ATTUNE_IMPORT_WRAPPER="${stamp##*/}" SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 SLURM_JOB_ID=0 \
-      /bin/bash "$stamp.script" "$@"
+      /bin/bash ${ATTUNE_IMPORT_NOUNSET:+-u} "${batch:-$stamp.script}" "$@"
     exit $? ;;
   srun|mpirun|mpiexec)
     for ((i = 1; i < $#; i++)); do
@@ -96,6 +145,20 @@ case "$name" in
       esac
     done ;;
 esac
+# `scontrol show hostnames LIST` expands a node list (the job's by default), as scripts that pick
+# their MASTER_ADDR from it expect.
+if [ "$name" = scontrol ] && [ "${1:-}" = show ] && [ "${2:-}" = hostnames ]; then
+  list=${3:-${SLURM_JOB_NODELIST:-}}
+  if [[ "$list" =~ ^([^][,]*)\[([0-9]+)-([0-9]+)\]$ ]]; then
+    width=${#BASH_REMATCH[2]}
+    for ((h = 10#${BASH_REMATCH[2]}; h <= 10#${BASH_REMATCH[3]}; h++)); do
+      printf "%s%0${width}d\n" "${BASH_REMATCH[1]}" "$h"
+    done
+  elif [ -n "$list" ]; then
+    printf '%s\n' ${list//,/ }
+  fi
+  exit 0
+fi
 if [ "$name" = nvidia-smi ] && [ -n "${ATTUNE_IMPORT_GPUS:-}" ]; then
   for arg in "$@"; do
     case "$arg" in
@@ -110,7 +173,14 @@ exit 0
 // Variables the shell or the stub set by themselves: never part of a recipe.
 const std::set<std::string> kShellVariables = {"PWD", "OLDPWD", "SHLVL", "_", "ATTUNE_CAPTURE_DIR",
                                                 "ATTUNE_IMPORT_GPUS", "ATTUNE_IMPORT_WRAPPER", "ATTUNE_REAL_PYTHON",
-                                                "SLURM_JOB_ID",
+                                                "ATTUNE_IMPORT_NOUNSET", "SLURM_JOB_ID",
+                                                // the allocation a batch script is told of
+                                                "SLURM_JOB_NUM_NODES", "SLURM_NNODES", "SLURM_SUBMIT_DIR",
+                                                "SLURM_JOB_NAME", "SLURM_JOB_NODELIST", "SLURM_NODELIST",
+                                                "SLURM_NTASKS_PER_NODE", "SLURM_NTASKS", "SLURM_NPROCS",
+                                                "SLURM_GPUS_PER_NODE", "SLURM_GPUS_ON_NODE",
+                                                "SLURM_CPUS_PER_TASK", "SLURM_JOB_PARTITION",
+                                                "SLURM_JOB_ACCOUNT",
                                                 // per-task values a wrapper's shell sees
                                                 "SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID",
                                                 "OMPI_COMM_WORLD_RANK", "PMI_RANK"};
@@ -351,6 +421,16 @@ Result<std::vector<CapturedCall>> ReadCalls(const fs::path& records, const std::
 
 }  // namespace
 
+bool IsBatchScript(const std::string& text) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#SBATCH", 0) == 0) return true;
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos && line[first] != '#') return false;  // sbatch stops at a command
+  }
+  return false;
+}
+
 const std::vector<std::string>& StubbedCommands() {
   static const std::vector<std::string> kNames = {
       "torchrun", "python", "python3", "python3.8", "python3.9", "python3.10", "python3.11",
@@ -421,12 +501,18 @@ Result<Capture> CaptureScript(const std::string& script_path, const CaptureOptio
     po.env.assign(start.begin(), start.end());
     for (const auto& [k, v] : empty_env) po.env.emplace_back(k, v);
     po.env.emplace_back("ATTUNE_CAPTURE_DIR", records);
+    // A batch script given to sbatch (or imported as one) runs under `set -u` too.
+    if (nounset) po.env.emplace_back("ATTUNE_IMPORT_NOUNSET", "1");
     po.timeout_s = o.timeout_s;
     po.max_output = 1 << 20;
     std::vector<std::string> argv =
         SandboxArgv(o, root.string(), stub.string(), script_dir, cwd, writable, real_python);
-    argv.push_back("bash");
-    if (nounset) argv.push_back("-u");
+    if (o.as_batch_job) {
+      argv.push_back((root / "bin" / "sbatch").string());  // the stub: runs it as the job would
+    } else {
+      argv.push_back("bash");
+      if (nounset) argv.push_back("-u");
+    }
     argv.push_back(script);
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = support::RunProcess(argv, po);

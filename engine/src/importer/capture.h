@@ -46,6 +46,9 @@ struct CaptureOptions {
   std::optional<int> gpus;        // nvidia-smi answers as a machine with this many GPUs
   std::string cwd;                // where the script runs; empty: the current directory
   double timeout_s = 30;
+  // Run the script as sbatch would run it (IsBatchScript): through the sbatch stub, as the job's
+  // first task, with the SLURM_* variables of the allocation its #SBATCH lines ask for.
+  bool as_batch_job = false;
   std::string bwrap = "bwrap";    // the bubblewrap binary
 };
 
@@ -64,6 +67,10 @@ struct Capture {
 };
 
 inline constexpr size_t kMaxUnsetReported = 16;
+
+// Whether `text` is a Slurm batch script: an #SBATCH line before its first command (sbatch reads
+// none after it).
+bool IsBatchScript(const std::string& text);
 
 // The stubbed commands, in the order the documentation lists them; they are first on PATH and
 // mounted over the real programs.

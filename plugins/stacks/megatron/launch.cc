@@ -330,7 +330,8 @@ SrunLayout ReadSrun(const std::vector<std::string>& w, size_t at, std::vector<st
     bool layout_flag = word == "-N" || word == "--nodes" || word == "--ntasks-per-node" ||
                        word == "-n" || word == "--ntasks";
     if (!layout_flag) {
-      unknown->push_back(w[k] + " (an srun option before the launcher; ignored)");
+      unknown->push_back(w[k] + " (an srun option before the launcher: how Slurm runs the job, not the recipe; "
+                                "give it to the slurm launcher as srun_args)");
       continue;
     }
     if (!has_value) {

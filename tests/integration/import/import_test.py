@@ -329,6 +329,44 @@ srun --jobid 1234 bash -c "$LAUNCHER --node_rank \\$SLURM_PROCID $CMD"
         check(got.get('--tensorboard-dir') == ['/runs/py3compile'],
               f'zoo: the installed Python tool ran for real: {got.get("--tensorboard-dir")}')
 
+    # A job script imported as it is (what `sbatch job.sh` would run): its #SBATCH lines are the
+    # allocation, told to the script in SLURM_* variables as Slurm does; `scontrol show hostnames`
+    # expands the node list; an srun without layout options runs on the job's layout.
+    print('case a Slurm batch script imported directly', flush=True)
+    script = write('job.sbatch', r"""#!/bin/bash
+#SBATCH --job-name=l8 --nodes=3
+#SBATCH --gres=gpu:h100:8 --ntasks-per-node=8
+#SBATCH -p batch
+set -euo pipefail
+MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+export CUDA_DEVICE_MAX_CONNECTIONS=1
+srun --container-image=nvcr.io/nvidia/pytorch:24.07-py3 --mpi=pmix python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size $((SLURM_NNODES * SLURM_GPUS_ON_NODE)) --tensor-model-parallel-size 2 --tensorboard-dir "/runs/$SLURM_JOB_NAME-$SLURM_NTASKS-$MASTER_ADDR"
+""", 0o755)
+    code, argv, launch_env, err = imported(script)
+    check(code == 0, f'batch script: import failed: {err[-600:]}')
+    if code == 0:
+        check(argv[:5] == ['torchrun', '--nproc-per-node', '8', '--nnodes', '3'],
+              f'batch script: the #SBATCH layout (3 nodes x 8 tasks) is the topology: {argv[:5]}')
+        got = flags(argv)
+        check(got.get('--global-batch-size') == ['24'], f'batch script: SLURM_NNODES x SLURM_GPUS_ON_NODE: {got.get("--global-batch-size")}')
+        check(got.get('--tensorboard-dir') == ['/runs/l8-24-attune-node-0'],
+              f'batch script: job name, task count and first host as Slurm gives them: {got.get("--tensorboard-dir")}')
+        check(launch_env.get('CUDA_DEVICE_MAX_CONNECTIONS') == '1', f'batch script: the exported variable is kept: {launch_env}')
+        check(not any(k.startswith('SLURM_') for k in launch_env),
+              f'batch script: the allocation\'s SLURM_* variables are not the recipe\'s: {sorted(launch_env)}')
+        check('a Slurm batch script (#SBATCH lines)' in err, f'batch script: said: {err[-600:]}')
+        check('--container-image=nvcr.io/nvidia/pytorch:24.07-py3 (an srun option before the launcher' in err and
+              'srun_args' in err, f'batch script: the container option is named as the launcher\'s: {err[-600:]}')
+    # The same file without its header is a plain script: the srun gives no layout, Slurm's default
+    # of one task on one node.
+    plain = write('job-plain.sh', '\n'.join(l for l in open(script).read().splitlines()
+                                             if not l.startswith('#SBATCH')).replace('$((SLURM_NNODES * SLURM_GPUS_ON_NODE))', '8') + '\n', 0o755)
+    code, argv, _, err = imported(plain, ['--env', 'SLURM_JOB_NODELIST=n1', '--env', 'SLURM_JOB_NAME=x', '--env', 'SLURM_NTASKS=1'])
+    recipe_text = open(plain + '.recipe.yaml').read() if code == 0 else ''
+    check(code == 0 and 'nodes: 1\n' in recipe_text and 'gpus_per_node: 1\n' in recipe_text,
+          f'plain script: no #SBATCH, no job layout (one task): {code} {recipe_text[-200:]} {err[-400:]}')
+    check('a Slurm batch script' not in err, f'plain script: not said to be a batch script: {err[-400:]}')
+
     # `pip list` / `pip show` read what is installed, for real (slime's AMD script finds
     # megatron-core that way); `pip install` stays recorded.
     print('case pip show read for real', flush=True)

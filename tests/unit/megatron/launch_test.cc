@@ -187,8 +187,8 @@ TEST_CASE("a launch under srun imports: srun's layout read, its other options re
   CHECK(r.topology.WorldSize() == 8);  // torchrun under srun: torchrun's layout
   CHECK(r.launcher_hint == "torchrun");
   CHECK(GetValue(r, "--micro-batch-size") == "1");
-  CHECK(Contains(unknown, "--label (an srun option before the launcher; ignored)"));
-  CHECK_FALSE(Contains(unknown, "-N (an srun option before the launcher; ignored)"));
+  CHECK(Contains(unknown, "--label (an srun option before the launcher: how Slurm runs the job, not the recipe; give it to the slurm launcher as srun_args)"));
+  CHECK_FALSE(Contains(unknown, "-N (an srun option before the launcher: how Slurm runs the job, not the recipe; give it to the slurm launcher as srun_args)"));
 
   // srun starting the script itself, one process per task: srun's layout is the topology.
   std::vector<std::string> direct_unknown;
