@@ -51,6 +51,13 @@ struct SpaceResult {
   // than what it found, that leader is the best known and every run is scored against it.
   double searched_best_tps = 0;
   std::string raised_by;     // the agent whose leader raised best_tps ("" when none did)
+  // The climb past the beam (ClimbFromStarts): whether it raised best_tps, the moves of the climb
+  // that did, the neighbours evaluated in all and whether it stopped at its cap.
+  bool climbed = false;
+  int climb_steps = 0;
+  int climb_evaluated = 0;
+  bool climb_truncated = false;
+  double beam_best_tps = 0;  // best_tps as the level search left it
   // The fastest feasible recipes the search measured (the baseline included), fastest first, at
   // most kTopKept: what a side-by-side re-measurement runs again.
   std::vector<std::pair<double, Recipe>> top;

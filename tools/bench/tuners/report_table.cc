@@ -80,6 +80,9 @@ void PrintTable(const std::map<std::string, SpaceResult>& spaces,
       best = F("%.3fx", s->second.best_tps / s->second.baseline_tps) + " (" +
              std::to_string(s->second.depth) + ", " + std::to_string(s->second.evaluated) +
              (s->second.truncated ? ", truncated" : "") + (s->second.beamed ? ", beam" : "") +
+             (s->second.climbed ? "; beam " + F("%.3fx", s->second.beam_best_tps / s->second.baseline_tps) +
+                                      ", climbed " + std::to_string(s->second.climb_steps) + " moves"
+                                : std::string()) +
              (s->second.raised_by.empty()
                   ? std::string()
                   : "; search " + F("%.3fx", s->second.searched_best_tps / s->second.baseline_tps) +

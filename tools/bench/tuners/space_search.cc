@@ -5,8 +5,11 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "yaml_json.h"
 
@@ -183,6 +186,49 @@ SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth,
     level = std::move(next_level);
   }
   return r;
+}
+
+void ClimbFromStarts(Evaluator* evaluator, const Recipe& baseline, const std::vector<Recipe>& starts,
+                     int max_states, SpaceResult* r) {
+  std::set<std::string> started;
+  int evaluated = 0;
+  for (const Recipe& start : starts) {
+    if (!started.insert(RecipeId(start)).second) continue;
+    if (!evaluator->stack().CheckObjective(baseline, start).pass) continue;
+    std::optional<double> at = evaluator->TokensPerS(start);
+    if (!at) continue;
+    Recipe here = start;
+    double tps = *at;
+    int steps = 0;
+    // Steepest ascent: the fastest one-move neighbour, while it is faster.
+    for (;;) {
+      std::optional<std::pair<double, Recipe>> best;
+      for (const Move& m : evaluator->stack().LegalMoves(here, evaluator->cluster())) {
+        Recipe next = here;
+        if (!ApplyChanges(&next, m.changes).ok()) continue;
+        if (!evaluator->stack().CheckObjective(baseline, next).pass) continue;
+        if (evaluated >= max_states) {
+          r->climb_truncated = true;
+          break;
+        }
+        ++evaluated;  // the evaluator caches: a recipe seen before costs nothing, but counts
+        std::optional<double> t = evaluator->TokensPerS(next);
+        if (t && (!best || *t > best->first)) best.emplace(*t, std::move(next));
+      }
+      if (!best || best->first <= tps * (1 + 1e-9)) break;
+      tps = best->first;
+      here = std::move(best->second);
+      ++steps;
+    }
+    if (tps > r->best_tps) {
+      r->best_tps = tps;
+      r->best_change = DescribeChanges(Diff(baseline, here));
+      r->climbed = true;
+      r->climb_steps = steps;
+    }
+    if (r->climb_truncated) break;
+  }
+  r->climb_evaluated += evaluated;
 }
 
 nlohmann::json DefaultGridSpace(const Evaluator& evaluator, const Recipe& baseline,

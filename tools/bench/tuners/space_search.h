@@ -65,6 +65,13 @@ class Evaluator {
 SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth, int max_states,
                         int beam);
 
+// Raises `r->best_tps` past the beam's horizon: from each start (the search's fastest recipes, the
+// agents' final leaders) a steepest-ascent climb over one-move neighbours (legal, passing the
+// static gate against the baseline), noise-free, until no neighbour is faster; at most
+// `max_states` neighbour evaluations in all.
+void ClimbFromStarts(Evaluator* evaluator, const Recipe& baseline, const std::vector<Recipe>& starts,
+                     int max_states, SpaceResult* r);
+
 // Default grid space: at most `max_keys` keys the baseline's legal moves touch, preferring
 // micro-batch size, TP, PP and recompute granularity (what framework grid tuners sweep), then
 // the keys with the most moves; each with the baseline's value and the values the moves propose.
