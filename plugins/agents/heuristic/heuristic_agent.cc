@@ -342,8 +342,15 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
   std::vector<MoveEstimate> all;
   for (size_t i = 0; i < view.legal_moves.size(); ++i) {
     const Move& m = view.legal_moves[i];
-    if (AlreadyTried(ctx.tried, view.leader, m.changes,
-                     view.leader_measurement ? view.leader_measurement->peak_memory_gib : std::nullopt)) {
+    const std::optional<double> peak = view.leader_measurement ? view.leader_measurement->peak_memory_gib
+                                                               : std::nullopt;
+    if (AlreadyTried(ctx.tried, view.leader, m.changes, peak)) {
+      // A change that ran out of memory elsewhere is the memory model's call: open again where it
+      // is predicted to need clearly less than it was where it failed.
+      if (!BlockedOnlyByOutOfMemory(ctx.tried, view.leader, m.changes)) continue;
+      MoveEstimate e = EstimateMove(ctx, m, static_cast<int>(i));
+      if (!e.predicted_peak_gib || TouchesBanned(ctx.tried, m.changes, peak, e.predicted_peak_gib)) continue;
+      all.push_back(e);
       continue;
     }
     all.push_back(EstimateMove(ctx, m, static_cast<int>(i)));
@@ -405,6 +412,9 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
     if (r.measurement) ++measured[r.lever_id];
   }
   auto score = [&](const Option& o) {
+    // The second half of a pair whose saver was measured for it: the saver's job bought this
+    // measurement, which no earlier one of its lever made (a new base), so it pays no repeat cost.
+    if (o.meta.contains("follow_up_of")) return o.gain;
     auto it = measured.find(o.lever_id);
     return o.gain - kExploreRepeatCost * (it == measured.end() ? 0 : it->second);
   };

@@ -72,6 +72,13 @@ TriedSet CollectTried(const CampaignView& view) {
         if (oom && base_peak != peak_gib.end()) {
           auto [it, inserted] = tried.oom_at_peak_gib.emplace(key, base_peak->second);
           if (!inserted) it->second = std::min(it->second, base_peak->second);
+          const nlohmann::json& memory = record.agent_meta.is_object() && record.agent_meta.contains("memory")
+                                             ? record.agent_meta["memory"] : nlohmann::json();
+          if (memory.is_number()) {
+            const double predicted = base_peak->second * (1 + memory.get<double>());
+            auto [p, fresh] = tried.oom_predicted_peak_gib.emplace(key, predicted);
+            if (!fresh) p->second = std::min(p->second, predicted);
+          }
         } else {
           tried.banned.insert(key);
         }
@@ -91,22 +98,41 @@ TriedSet CollectTried(const CampaignView& view) {
     if (!record.candidate_id.empty()) tried.recipes_by_candidate[record.candidate_id] = *recipe;
   }
   // A change also banned for another reason (a gate refusal, a config error) stays banned.
-  for (const auto& key : tried.banned) tried.oom_at_peak_gib.erase(key);
+  for (const auto& key : tried.banned) {
+    tried.oom_at_peak_gib.erase(key);
+    tried.oom_predicted_peak_gib.erase(key);
+  }
   return tried;
 }
 
 bool TouchesBanned(const TriedSet& tried, const std::vector<Change>& changes,
-                   std::optional<double> base_peak_gib) {
+                   std::optional<double> base_peak_gib, std::optional<double> predicted_peak_gib) {
   for (const Change& c : changes) {
     const std::pair<std::string, std::string> key{c.key, ValueText(c.to)};
     if (tried.banned.count(key) > 0) return true;
     auto oom = tried.oom_at_peak_gib.find(key);
-    if (oom != tried.oom_at_peak_gib.end() &&
-        !(base_peak_gib && *base_peak_gib <= oom->second * (1.0 - kOomRetryMargin))) {
-      return true;
+    if (oom == tried.oom_at_peak_gib.end()) continue;
+    if (base_peak_gib && *base_peak_gib <= oom->second * (1.0 - kOomRetryMargin)) continue;
+    auto then = tried.oom_predicted_peak_gib.find(key);
+    if (predicted_peak_gib && then != tried.oom_predicted_peak_gib.end() &&
+        *predicted_peak_gib <= then->second * (1.0 - kOomRetryMargin)) {
+      continue;
     }
+    return true;
   }
   return false;
+}
+
+bool BlockedOnlyByOutOfMemory(const TriedSet& tried, const Recipe& base, const std::vector<Change>& changes) {
+  bool oom = false;
+  for (const Change& c : changes) {
+    const std::pair<std::string, std::string> key{c.key, ValueText(c.to)};
+    if (tried.banned.count(key) > 0) return false;
+    oom = oom || tried.oom_at_peak_gib.count(key) > 0;
+  }
+  if (!oom) return false;
+  std::optional<Recipe> recipe = Apply(base, changes);
+  return recipe && tried.recipe_ids.count(RecipeId(*recipe)) == 0;
 }
 
 bool AlreadyTried(const TriedSet& tried, const Recipe& leader, const std::vector<Change>& changes,

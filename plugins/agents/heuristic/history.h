@@ -21,7 +21,10 @@
 //    the base it ran on had a measured peak, the change is open again from a recipe whose
 //    measured peak is at least kOomRetryMargin lower (a saver freed memory since: EP 1 that did
 //    not fit beside EP-sized experts may fit once ETP shards them). Callers that do not pass the
-//    base's peak keep it banned.
+//    base's peak keep it banned. A proposal that recorded its predicted memory change
+//    (agent_meta.memory) also reopens it where the same change is predicted to need at least
+//    kOomRetryMargin less than it was then (recompute none after context parallelism halved the
+//    activations: the base's peak barely moved, what the change adds did).
 //
 // Pure functions of the view; deterministic. Thread-compatible.
 #ifndef ATTUNE_PLUGINS_AGENTS_HISTORY_H_
@@ -48,6 +51,9 @@ struct TriedSet {
   // Changes banned only for running out of device memory: (key, ValueText(to)) -> the measured
   // peak (GiB) of the base they ran out of memory on, the lowest when it happened more than once.
   std::map<std::pair<std::string, std::string>, double> oom_at_peak_gib;
+  // For those made by a proposal that said its memory change (agent_meta.memory, relative to
+  // its base's peak): the peak it was predicted to reach, base peak × (1 + memory), the lowest.
+  std::map<std::pair<std::string, std::string>, double> oom_predicted_peak_gib;
 };
 
 // How much lower (relative) a base's measured peak must be than the one a change ran out of
@@ -66,9 +72,18 @@ bool AlreadyTried(const TriedSet& tried, const Recipe& leader, const std::vector
                   std::optional<double> base_peak_gib = std::nullopt);
 
 // True when one of `changes` is banned (an out-of-memory ban: unless `base_peak_gib` is at least
-// kOomRetryMargin below the peak it ran out of memory on).
+// kOomRetryMargin below the peak it ran out of memory on, or `predicted_peak_gib`, what the
+// memory model now expects with the change, is kOomRetryMargin below what it expected then: the
+// model misjudged that recipe by as much, so the change fits if the new recipe needs that much
+// less).
 bool TouchesBanned(const TriedSet& tried, const std::vector<Change>& changes,
-                   std::optional<double> base_peak_gib = std::nullopt);
+                   std::optional<double> base_peak_gib = std::nullopt,
+                   std::optional<double> predicted_peak_gib = std::nullopt);
+
+// True when `changes` from `base` give an untried recipe and touch no ban but an out-of-memory
+// one: whether they may be tried again is the memory model's call (TouchesBanned's
+// `predicted_peak_gib`).
+bool BlockedOnlyByOutOfMemory(const TriedSet& tried, const Recipe& base, const std::vector<Change>& changes);
 
 // The changes of `record` that a ban applies to (see the file comment).
 std::vector<Change> BlamedChanges(const CampaignView& view, const CandidateRecord& record);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "activation_memory.h"
 #include "comm_estimate.h"
 #include "param_memory.h"
 #include "pipeline_estimate.h"
@@ -494,6 +495,11 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
   if (view.leader_measurement && view.leader_measurement->peak_memory_gib) {
     std::optional<double> modelled = ParallelMemoryChange(
         view.leader, move.changes, ctx.defaults, *view.leader_measurement->peak_memory_gib);
+    // Recomputation and micro-batch moves: the activations they add or drop in this recipe.
+    if (!modelled) {
+      modelled = ActivationMemoryChange(view.leader, move.changes, ctx.defaults,
+                                        *view.leader_measurement->peak_memory_gib);
+    }
     if (modelled) {
       e.memory = std::max(-0.9, *modelled);
       e.memory_modelled = true;

@@ -391,3 +391,40 @@ TEST_CASE("after a follow-up runs out of memory the next saver for it must save 
   // After two failed follow-ups the hungry change is not tried again.
   CHECK(follow_ups <= 2);
 }
+
+// The id of the last candidate recorded.
+std::string saver_id(const CampaignView& view) { return view.history.back().candidate_id; }
+
+TEST_CASE("when exploring, a measured saver's follow-up pays no repeat cost for its lever",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(40.0);
+  Proposal first = Ask(view);
+  Record(&view, first, "failed", FailureKind::kOom);
+  // Five measured candidates credited to the hungry lever (its other value, then four records
+  // that only count as its measurements): its repeat cost would sink the follow-up below levers
+  // never measured.
+  std::optional<attune::Move> other;
+  for (const attune::Move& m : view.legal_moves) {
+    if (m.lever_id == first.lever_id && m.changes != first.changes) other = m;
+  }
+  REQUIRE(other);
+  for (int i = 0; i < 5; ++i) {
+    Proposal p;
+    p.lever_id = other->lever_id;
+    p.changes = other->changes;
+    p.base_id = i == 0 ? "" : view.history.back().candidate_id;
+    if (i > 0) p.changes = {{"--attention-backend", std::nullopt, "v" + std::to_string(i)}};
+    Record(&view, p, "slower");
+  }
+  Proposal saver = Ask(view);
+  REQUIRE(saver.meta.contains("then"));
+  // The saver is slower, so the follow-up is worth less than the noise band against the leader.
+  Record(&view, saver, "slower", std::nullopt, 0.97);
+  HeuristicConfig config;
+  config.min_gain = 0.5;  // nothing beats this: every proposal is an exploration
+  Proposal follow = Ask(view, config);
+  CHECK(follow.meta.value("explore", false));
+  CHECK(follow.meta.contains("follow_up_of"));
+  CHECK(follow.base_id == saver_id(view));
+  CHECK(follow.changes == first.changes);
+}

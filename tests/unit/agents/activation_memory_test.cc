@@ -1,0 +1,149 @@
+// Copyright attune authors.
+//
+// The heuristic's activation-memory model (activation_memory.h) against hand-computed values, and
+// the out-of-memory ban that the memory model may lift (history.h).
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "activation_memory.h"
+#include "history.h"
+#include "view_fixtures.h"
+
+using attune::CampaignView;
+using attune::Change;
+using attune::Recipe;
+using attune::agents::ActivationBytes;
+using attune::agents::ActivationMemoryChange;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// 4 layers, hidden 1024, 8 heads (no GQA), FFN 4096 without gating, 2048 tokens, no dropout, no
+// vocabulary: per token and layer the attention keeps 6h elements (LayerNorm input and output,
+// Q, K, V, core output) and the MLP 2h + 2F = 10h, 16h elements of 2 bytes = 32 KiB.
+Recipe Dense() {
+  Recipe r;
+  r.stack = "megatron";
+  r.args = {{"--num-layers", {"4"}},         {"--hidden-size", {"1024"}},
+            {"--num-attention-heads", {"8"}}, {"--ffn-hidden-size", {"4096"}},
+            {"--seq-length", {"2048"}},       {"--micro-batch-size", {"1"}},
+            {"--global-batch-size", {"8"}},   {"--hidden-dropout", {"0.0"}}};
+  r.topology = {1, 8, "H100"};
+  return r;
+}
+
+Recipe With(Recipe r, const std::vector<Change>& changes) {
+  auto out = attune::agents::Apply(r, changes);
+  REQUIRE(out);
+  return *out;
+}
+
+constexpr double kPerTokenLayer = 32 * 1024;
+
+}  // namespace
+
+TEST_CASE("activations of a dense layer, hand-computed", "[agents][memory]") {
+  auto bytes = ActivationBytes(Dense());
+  REQUIRE(bytes);
+  CHECK(*bytes == Approx(2048 * 4 * kPerTokenLayer));
+  // Twice the micro-batch, twice the tokens; TP 2 with sequence parallelism halves everything.
+  CHECK(*ActivationBytes(With(Dense(), {{"--micro-batch-size", "1", "2"}})) == Approx(2 * *bytes));
+  CHECK(*ActivationBytes(With(Dense(), {{"--tensor-model-parallel-size", std::nullopt, "2"},
+                                        {"--sequence-parallel", std::nullopt, ""}})) == Approx(*bytes / 2));
+  // Gated MLP: fc1's output is twice as wide (2h + 3F = 14h instead of 10h).
+  CHECK(*ActivationBytes(With(Dense(), {{"--swiglu", std::nullopt, ""}})) ==
+        Approx(2048 * 4 * (6 + 14) * 1024 * 2.0));
+  // Dropout masks: one byte per element of two h-wide tensors.
+  CHECK(*ActivationBytes(With(Dense(), {{"--hidden-dropout", "0.0", "0.1"}})) ==
+        Approx(2048 * 4 * (kPerTokenLayer + 2 * 1024)));
+}
+
+TEST_CASE("full recomputation keeps a layer's input; block keeps the rest", "[agents][memory]") {
+  const double input = 2048 * 2 * 1024.0;  // one h-wide BF16 tensor per token
+  Recipe uniform = With(Dense(), {{"--recompute-granularity", std::nullopt, "full"},
+                                  {"--recompute-method", std::nullopt, "uniform"},
+                                  {"--recompute-num-layers", std::nullopt, "1"}});
+  CHECK(*ActivationBytes(uniform) == Approx(4 * input));
+  // Groups of two layers keep one input each.
+  CHECK(*ActivationBytes(With(uniform, {{"--recompute-num-layers", "1", "2"}})) == Approx(2 * input));
+  Recipe block = With(uniform, {{"--recompute-method", "uniform", "block"}});
+  CHECK(*ActivationBytes(block) == Approx(input + 3 * 2048 * kPerTokenLayer));
+  // Selective recomputation of core attention keeps what fused attention keeps anyway; of the
+  // LayerNorms, drops their outputs (2h of 16h).
+  Recipe selective = With(Dense(), {{"--recompute-granularity", std::nullopt, "selective"}});
+  CHECK(*ActivationBytes(selective) == Approx(*ActivationBytes(Dense())));
+  CHECK(*ActivationBytes(With(selective, {{"--recompute-modules", std::nullopt, "layernorm"}})) ==
+        Approx(2048 * 4 * 14 * 1024 * 2.0));
+}
+
+TEST_CASE("micro-batches in flight on the first pipeline rank", "[agents][memory]") {
+  // PP 4 without interleaving: 4 micro-batches of 1 layer, all 4 layers' worth.
+  Recipe pp = With(Dense(), {{"--pipeline-model-parallel-size", std::nullopt, "4"},
+                             {"--global-batch-size", "8", "64"}});
+  CHECK(*ActivationBytes(pp) == Approx(2048 * 4 * kPerTokenLayer));
+  // Fewer micro-batches than stages: only those are in flight.
+  CHECK(*ActivationBytes(With(pp, {{"--global-batch-size", "64", "4"}})) ==
+        Approx(2048 * 2 * kPerTokenLayer));
+  // 8 layers, PP 2, VPP 2: Megatron's warm-up on rank 0 is (2-1)*2 + (2-1)*2 = 4 chunks, plus the
+  // one in its forward: 5 chunks of 2 layers.
+  Recipe vpp = With(Dense(), {{"--num-layers", "4", "8"},
+                              {"--pipeline-model-parallel-size", std::nullopt, "2"},
+                              {"--num-virtual-stages-per-pipeline-rank", std::nullopt, "2"},
+                              {"--global-batch-size", "8", "64"}});
+  CHECK(*ActivationBytes(vpp) == Approx(2048 * 10 * kPerTokenLayer));
+}
+
+TEST_CASE("the last rank's logits count where they are the larger", "[agents][memory]") {
+  // 128k vocabulary, 6 bytes per logit: 768 KiB per token, far above one layer's 32 KiB.
+  Recipe r = With(Dense(), {{"--vocab-size", std::nullopt, "131072"}});
+  CHECK(*ActivationBytes(r) == Approx(2048 * (4 * kPerTokenLayer + 131072 * 6.0)));
+}
+
+TEST_CASE("a recomputation or micro-batch move is modelled; others keep the prior", "[agents][memory]") {
+  Recipe full = With(Dense(), {{"--recompute-granularity", std::nullopt, "full"},
+                               {"--recompute-method", std::nullopt, "uniform"},
+                               {"--recompute-num-layers", std::nullopt, "1"}});
+  const double peak = 10;
+  auto none = ActivationMemoryChange(full, {{"--recompute-granularity", "full", std::nullopt},
+                                            {"--recompute-method", "uniform", std::nullopt},
+                                            {"--recompute-num-layers", "1", std::nullopt}}, {}, peak);
+  REQUIRE(none);
+  CHECK(*none * peak * kGiB == Approx(2048 * 4 * (kPerTokenLayer - 2048.0)));
+  CHECK(*ActivationMemoryChange(full, {{"--recompute-method", "uniform", "block"}}, {}, peak) > 0);
+  CHECK_FALSE(ActivationMemoryChange(full, {{"--tensor-model-parallel-size", std::nullopt, "2"}}, {}, peak));
+  // No sequence length (an RL recipe): the prior stands.
+  Recipe rl = Dense();
+  rl.args.erase(rl.args.begin() + 4);
+  CHECK_FALSE(ActivationMemoryChange(rl, {{"--micro-batch-size", "1", "2"}}, {}, peak));
+}
+
+TEST_CASE("an out-of-memory ban lifts where the change is predicted to need clearly less",
+          "[agents][history]") {
+  CampaignView view = attune::testing::MakeView(40.0);
+  attune::CandidateRecord oom;
+  oom.candidate_id = "c001";
+  oom.lever_id = "recompute";
+  oom.changes = {{"--recompute-granularity", "selective", std::nullopt}};
+  oom.outcome = attune::Outcome::kFailed;
+  oom.failure = attune::Failure{};
+  oom.failure->kind = attune::FailureKind::kOom;
+  oom.agent_meta = {{"memory", 1.25}};  // predicted 40 x 2.25 = 90 GiB
+  view.history.push_back(oom);
+  auto tried = attune::agents::CollectTried(view);
+  const std::vector<Change> change = oom.changes;
+  // The base's peak alone does not reopen it (39 GiB is not 10% below 40)...
+  CHECK(attune::agents::TouchesBanned(tried, change, 39.0));
+  // ...the predicted peak does, at 10% below the 90 GiB predicted then.
+  CHECK_FALSE(attune::agents::TouchesBanned(tried, change, 39.0, 80.0));
+  CHECK(attune::agents::TouchesBanned(tried, change, 39.0, 82.0));
+  // Without a prediction recorded, only the base's peak can.
+  view.history.back().agent_meta = nlohmann::json::object();
+  tried = attune::agents::CollectTried(view);
+  CHECK(attune::agents::TouchesBanned(tried, change, 39.0, 50.0));
+  CHECK_FALSE(attune::agents::TouchesBanned(tried, change, 35.0));
+  CHECK(attune::agents::BlockedOnlyByOutOfMemory(tried, view.leader, change));
+}
