@@ -82,7 +82,10 @@ struct CampaignView {
   std::vector<Lever> levers;
   std::vector<Move> legal_moves;    // from the leader, already validated and statically gated
   // The fastest measured candidates besides the leader (the baseline among them), fastest first,
-  // at most kMaxParents: a proposal may change one of them instead of the leader.
+  // at most kMaxParents, then the kRecentParents measured last when they are not among those
+  // (what an agent just measured, a saver measured alone for the change it makes room for, is
+  // its natural next base however it ranks): a proposal may change one of them instead of the
+  // leader.
   std::vector<ParentView> parents;
   double budget_total_gpu_hours = 0;
   double budget_left_gpu_hours = 0;
@@ -95,6 +98,7 @@ struct CampaignView {
 };
 
 inline constexpr int kMaxParents = 8;
+inline constexpr int kRecentParents = 2;
 
 struct Proposal {
   bool done = false;                // nothing promising left

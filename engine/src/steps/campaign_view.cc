@@ -70,24 +70,17 @@ double JobCostEstimate(const RunContext& ctx, const Recipe& leader) {
   return n > 0 ? charged / n : JobReservation(ctx, leader);
 }
 
-// The fastest measured candidates besides the leader, fastest first (ties: earlier first).
+// The parents (ParentIds) with their recipes, measurements, diagnoses and legal moves.
 std::vector<ParentView> Parents(const RunContext& ctx) {
   const CampaignState& s = ctx.state;
-  std::vector<std::string> ids{events::kBaselineId};
-  for (const auto& c : s.candidates) ids.push_back(c.id);
   std::vector<ParentView> out;
-  for (const std::string& id : ids) {
-    if (id == s.leader_id || !ParentRefusal(s, id).empty()) continue;
+  for (const std::string& id : ParentIds(s)) {
     ParentView p;
     p.id = id;
     p.recipe = *s.RecipeOf(id);
     p.measurement = *s.MeasurementOf(id);
     out.push_back(std::move(p));
   }
-  std::stable_sort(out.begin(), out.end(), [](const ParentView& a, const ParentView& b) {
-    return a.measurement.tokens_per_s_per_gpu > b.measurement.tokens_per_s_per_gpu;
-  });
-  if (out.size() > static_cast<size_t>(kMaxParents)) out.resize(kMaxParents);
   for (ParentView& p : out) {
     p.diagnosis = s.DiagnosisOf(p.id);
     for (Diagnosis& d : s.ProfileDiagnosisOf(p.id)) p.diagnosis.push_back(std::move(d));
@@ -97,6 +90,29 @@ std::vector<ParentView> Parents(const RunContext& ctx) {
 }
 
 }  // namespace
+
+std::vector<std::string> ParentIds(const CampaignState& s) {
+  std::vector<std::pair<std::string, double>> measured;  // (id, tokens/s/GPU), baseline first
+  std::vector<std::string> ids{events::kBaselineId};
+  for (const auto& c : s.candidates) ids.push_back(c.id);
+  for (const std::string& id : ids) {
+    if (id == s.leader_id || !ParentRefusal(s, id).empty()) continue;
+    measured.emplace_back(id, s.MeasurementOf(id)->tokens_per_s_per_gpu);
+  }
+  std::vector<std::pair<std::string, double>> fastest = measured;
+  std::stable_sort(fastest.begin(), fastest.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (fastest.size() > static_cast<size_t>(kMaxParents)) fastest.resize(kMaxParents);
+  std::vector<std::string> out;
+  for (const auto& [id, tps] : fastest) out.push_back(id);
+  // Then the measured last (candidates are measured in proposal order), most recent first.
+  int recent = 0;
+  for (auto it = measured.rbegin(); it != measured.rend() && recent < kRecentParents; ++it) {
+    if (std::find(out.begin(), out.end(), it->first) != out.end()) continue;
+    out.push_back(it->first);
+    ++recent;
+  }
+  return out;
+}
 
 std::string ParentRefusal(const CampaignState& s, const std::string& id) {
   if (!s.RecipeOf(id)) return "'" + id + "' is not a candidate of this campaign";

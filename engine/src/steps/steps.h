@@ -53,6 +53,12 @@ CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates);
 // failed or skipped candidate, or one whose first losses differed, cannot.
 std::string ParentRefusal(const CampaignState& state, const std::string& id);
 
+// The candidates a proposal may start from, as CampaignView::parents lists them: the kMaxParents
+// fastest measured ones besides the leader (the baseline among them), fastest first, ties in
+// proposal order, then the kRecentParents measured last that are not among them, most recent
+// first.
+std::vector<std::string> ParentIds(const CampaignState& state);
+
 }  // namespace attune
 
 #endif  // ATTUNE_ENGINE_STEPS_STEPS_H_

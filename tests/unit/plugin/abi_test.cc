@@ -30,6 +30,7 @@ const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {11, "72f0ec8cd8b93a2b1a6b7d58406f931a0ab2c4d4b42d6230ef4e6392e571c75d"},
     {12, "d8be28f79782a5b6c24b47395e1a864d254ffc3d25e05fba56415493fca55e7a"},
     {13, "3efb0e916a318604085d2053f9918a6afa3c01041d6339317926eedf7b1b2523"},
+    {14, "d5b3346a68e853cfc8bb922ed19c403e5cfb8fc7adcdaec28b68c1b64686e992"},
 };
 
 std::string HeadersHash() {

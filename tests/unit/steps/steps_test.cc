@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <sstream>
 
@@ -132,6 +133,32 @@ TEST_CASE("a proposal may start from the baseline or a measured candidate, nothi
   CHECK_THAT(ParentRefusal(s, "c099"), Catch::Contains("not a candidate of this campaign"));
   // The candidate's recorded base is the one the agent named.
   CHECK(s.FindCandidate("c003")->base_id == "c001");
+}
+
+TEST_CASE("parents: the fastest measured candidates, then the ones measured last", "[steps]") {
+  LogBuilder b;
+  b.BaselineRun(1, 1000);
+  // c001..c011 measured slower than the baseline (the leader), c001 the fastest, c011 the
+  // slowest; c012 failed.
+  for (int i = 1; i <= 11; ++i) {
+    char id[8];
+    std::snprintf(id, sizeof id, "c%03d", i);
+    const std::string value = std::to_string(i + 1);
+    b.Propose(id, i, value).Gate(id, true);
+    b.Request(std::string("t-") + id + "-1", id, "candidate", testing::TestRecipe(value))
+        .Finish(std::string("t-") + id + "-1", 300, testing::TestMeasurement(990 - 10 * i));
+    b.Rank(id, "slower", 990 - 10 * i, (990 - 10 * i) / 1000.0);
+  }
+  Failure oom;
+  oom.kind = FailureKind::kOom;
+  b.Propose("c012", 12, "99").Gate("c012", true);
+  b.Request("t-c012-1", "c012", "candidate", testing::TestRecipe("99")).Finish("t-c012-1", 30, std::nullopt, oom);
+  b.Rank("c012", "failed");
+  const std::vector<std::string> ids = ParentIds(b.Fold());
+  // The leader (the baseline) is not its own parent; the eight fastest, then the two measured
+  // last that are not among them (c011, c010), most recent first; never the failed c012.
+  CHECK(ids == std::vector<std::string>{"c001", "c002", "c003", "c004", "c005", "c006", "c007", "c008",
+                                        "c011", "c010"});
 }
 
 }  // namespace
