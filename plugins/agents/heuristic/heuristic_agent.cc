@@ -398,6 +398,18 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
   if (options.empty()) {
     return Done("no untried legal move is left from the leader or any measured candidate");
   }
+  // A saver is measured alone for the change it makes room for: when the last candidate measured
+  // is such a saver and the change from it is still worth something against the leader, it comes
+  // at once, before the saver's recipe drifts away from the leader's line (a better move taken
+  // first leaves the pair half done, its saver's job spent for nothing).
+  if (!view.history.empty() && Measured(view.history.back())) {
+    const std::string& saver = view.history.back().candidate_id;
+    for (const Option& o : options) {
+      if (o.gain > 0 && o.meta.is_object() && o.meta.value("follow_up_of", "") == saver) {
+        return ToProposal(o, "following up " + saver + " at once: ");
+      }
+    }
+  }
   const Option& best = options.front();
   double threshold = config_.min_gain.value_or(view.noise_band);
   if (best.gain > threshold) return ToProposal(best);

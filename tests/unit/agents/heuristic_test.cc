@@ -418,13 +418,40 @@ TEST_CASE("when exploring, a measured saver's follow-up pays no repeat cost for 
   }
   Proposal saver = Ask(view);
   REQUIRE(saver.meta.contains("then"));
-  // The saver is slower, so the follow-up is worth less than the noise band against the leader.
+  // The saver is slower, so the follow-up is worth less than the noise band against the leader,
+  // and another candidate was measured since (the follow-up is no longer due at once).
   Record(&view, saver, "slower", std::nullopt, 0.97);
+  const std::string saver_candidate = saver_id(view);
+  Proposal between;
+  between.lever_id = "overlap_grad_reduce";
+  between.changes = {{"--overlap-grad-reduce", std::nullopt, ""}};
+  Record(&view, between, "slower");
   HeuristicConfig config;
   config.min_gain = 0.5;  // nothing beats this: every proposal is an exploration
   Proposal follow = Ask(view, config);
   CHECK(follow.meta.value("explore", false));
   CHECK(follow.meta.contains("follow_up_of"));
-  CHECK(follow.base_id == saver_id(view));
+  CHECK(follow.base_id == saver_candidate);
   CHECK(follow.changes == first.changes);
+}
+
+TEST_CASE("the change a saver made room for comes right after it, before better-valued moves",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(40.0);
+  Proposal first = Ask(view);
+  Record(&view, first, "failed", FailureKind::kOom);
+  Proposal saver = Ask(view);
+  REQUIRE(saver.meta.contains("then"));
+  // Slightly slower: the follow-up is worth less against the leader than other untried moves,
+  // but still something; it comes first all the same.
+  Record(&view, saver, "slower", std::nullopt, 0.97);
+  Proposal next = Ask(view);
+  CHECK(next.base_id == saver_id(view));
+  CHECK(next.changes == first.changes);
+  CHECK(next.rationale.find("at once") != std::string::npos);
+  // Much slower, the follow-up is worth nothing against the leader: it waits its turn.
+  CampaignView slow = MakeView(40.0);
+  Record(&slow, Ask(slow), "failed", FailureKind::kOom);
+  Record(&slow, Ask(slow), "slower", std::nullopt, 0.8);
+  CHECK_FALSE(Ask(slow).meta.contains("follow_up_of"));
 }
