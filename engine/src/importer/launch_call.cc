@@ -118,6 +118,9 @@ std::map<std::string, std::string> SbatchLayout(const CapturedCall& sbatch) {
   for (size_t i = 1; i < sbatch.argv.size(); ++i) ReadLayoutOption(sbatch.argv, &i, &layout);
   std::istringstream lines(sbatch.batch_script);
   for (std::string line; std::getline(lines, line);) {
+    // sbatch reads #SBATCH lines only up to the script's first command (as IsBatchScript).
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos && line[first] != '#') break;
     if (line.rfind("#SBATCH", 0) != 0) continue;
     std::istringstream in(line.substr(7));
     std::vector<std::string> words;
