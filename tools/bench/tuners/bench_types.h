@@ -30,6 +30,10 @@ struct BenchOptions {
   std::string data_dir;                   // stacks/, skill/, workflows/
   nlohmann::json grid_space;              // null: derived from the baseline's legal moves
   int campaign_timeout_s = 900;
+  // Keep every campaign's directory and every measured reference job's. Off: a campaign's
+  // directory goes once its events are read back (events.ndjson, run.out and run.err stay), and
+  // a reference job's once measured; whatever failed is kept either way.
+  bool keep_runs = false;
   // Side-by-side re-measurement (meant for real launchers, where one run per recipe is noisy):
   // `remeasure_rounds` rounds, each running the baseline, the reference's `remeasure_top`
   // fastest recipes and every campaign's final leader once, in a rotating order. 0: off.

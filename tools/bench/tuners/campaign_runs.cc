@@ -211,6 +211,10 @@ CampaignOutcome RunCampaign(const BenchOptions& o, const CampaignRequest& r,
                  std::to_string(rc) + " (see " + r.dir + "/run.err)";
   }
   if (events.empty()) out.error += "; no events read from " + campaign;
+  if (out.error.empty() && !o.keep_runs) {
+    std::error_code ec;
+    fs::remove_all(campaign, ec);
+  }
   return out;
 }
 

@@ -6,7 +6,7 @@
 //   tuner_bench --attune build/bin/attune [--workflow workflows/examples/sim-x.yaml ...]
 //               [--agents heuristic,random,grid,optuna] [--seeds 3] [--budget GPUH] [--depth 4]
 //               [--beam 40] [--max-states 6000] [--grid-space JSON] [--out DIR] [--plugin-path DIR]
-//               [--exhaustive-only] [--remeasure ROUNDS] [--remeasure-top K]
+//               [--exhaustive-only] [--remeasure ROUNDS] [--remeasure-top K] [--keep-runs]
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +66,10 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
       "plugin-path", po::value<std::vector<std::string>>(), "plugin directory (repeatable)")(
       "data-dir", po::value<std::string>(), "root with stacks/, workflows/ (default: source)")(
       "timeout", po::value<int>()->default_value(900), "seconds per campaign")(
+      "keep-runs",
+      "keep every campaign's directory and every reference job's (by default a campaign's goes "
+      "once its events are read into events.ndjson, and a reference job's once measured; what "
+      "failed is always kept)")(
       "exhaustive-only", "only the exhaustive search (no campaigns)")(
       "remeasure", po::value<int>()->default_value(0),
       "after the campaigns, run the baseline, the reference's top recipes and every final leader "
@@ -102,6 +106,7 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
   o->beam = vm["beam"].as<int>();
   o->out_dir = vm["out"].as<std::string>();
   o->campaign_timeout_s = vm["timeout"].as<int>();
+  o->keep_runs = vm.count("keep-runs") > 0;
   o->remeasure_rounds = vm["remeasure"].as<int>();
   o->remeasure_top = vm["remeasure-top"].as<int>();
   if (o->remeasure_rounds < 0 || o->remeasure_rounds > 50 || o->remeasure_top < 1 ||
@@ -177,7 +182,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::string stem = fs::path(wf).stem().string();
-    auto evaluator = Evaluator::Create(&host, *scenario, o.data_dir, o.out_dir + "/" + stem + "/ref");
+    auto evaluator = Evaluator::Create(&host, *scenario, o.data_dir, o.out_dir + "/" + stem + "/ref",
+                                       o.keep_runs);
     if (!evaluator.ok()) {
       std::cerr << "tuner_bench: " << wf << ": " << evaluator.status().message() << "\n";
       return 1;

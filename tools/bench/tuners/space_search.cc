@@ -51,7 +51,8 @@ Result<ScenarioFile> ReadScenario(const std::string& workflow_path) {
 Result<std::unique_ptr<Evaluator>> Evaluator::Create(PluginHost* host,
                                                      const ScenarioFile& scenario,
                                                      const std::string& data_dir,
-                                                     const std::string& work_dir) {
+                                                     const std::string& work_dir,
+                                                     bool keep_jobs) {
   auto e = std::unique_ptr<Evaluator>(new Evaluator());
   PluginContext ctx;
   ctx.data_dir = data_dir;
@@ -70,6 +71,7 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(PluginHost* host,
   ATTUNE_ASSIGN_OR_RETURN(e->launcher_, host->CreateLauncher(scenario.launcher, ctx));
   e->cluster_ = e->launcher_->Cluster();
   e->work_dir_ = work_dir;
+  e->keep_jobs_ = keep_jobs;
   std::error_code ec;
   fs::create_directories(work_dir, ec);
   return e;
@@ -115,6 +117,7 @@ std::optional<double> Evaluator::RunOnce(const Recipe& original, const std::stri
   if (!log.ok()) return std::nullopt;
   Result<Measurement> m = stack_->Measure(stack_->ParseLog(*log), recipe);
   if (!m.ok() || m->tokens_per_s_per_gpu <= 0) return std::nullopt;
+  if (!keep_jobs_) fs::remove_all(spec.job_dir, ec);
   return m->tokens_per_s_per_gpu;
 }
 

@@ -41,10 +41,13 @@ Result<ScenarioFile> ReadScenario(const std::string& workflow_path);
 
 class Evaluator {
  public:
-  // `work_dir` holds the simulated jobs' directories.
+  // `work_dir` holds the reference jobs' directories. A job that measured is deleted once read
+  // unless `keep_jobs` (a search evaluates thousands: gigabytes of simulated logs); a job that
+  // failed is always kept, to be looked at.
   static Result<std::unique_ptr<Evaluator>> Create(PluginHost* host, const ScenarioFile& scenario,
                                                    const std::string& data_dir,
-                                                   const std::string& work_dir);
+                                                   const std::string& work_dir,
+                                                   bool keep_jobs = false);
   // Noise-free tokens/s/GPU, or std::nullopt when the recipe fails on the simulated cluster.
   std::optional<double> TokensPerS(const Recipe& recipe);
   // One more run of `recipe`, never cached, in a job directory called `name` (unique per call).
@@ -59,6 +62,7 @@ class Evaluator {
   std::unique_ptr<Launcher> launcher_;
   ClusterInfo cluster_;
   std::string work_dir_;
+  bool keep_jobs_ = false;
   std::map<std::string, std::optional<double>> cache_;
 };
 
