@@ -254,6 +254,17 @@ int RunRecipeImport(const std::vector<std::string>& args, Env& env) {
   if (p.Has("no-exec") && !config) {
     Status plain = importer::CheckStaticScript(*text, file);
     if (!plain.ok()) return ReportError(env, cmd, plain, false);
+    if (importer::IsBatchScript(*text)) {
+      // Read statically, a batch script's srun still runs on the job's allocation.
+      std::vector<std::string> added;
+      command = importer::WithBatchLayout(*text, &added);
+      std::string words;
+      for (const auto& w : added) words += " " + w;
+      if (!words.empty()) {
+        *env.err << "attune recipe import: " << file << ": a Slurm batch script: its srun runs on "
+                 << "the allocation its #SBATCH lines ask for:" << words << "\n";
+      }
+    }
   }
   if (evaluate) {
     auto picked = EvaluateScript(env, p, file, batch_job, &capture);

@@ -145,6 +145,48 @@ std::vector<std::string> WithJobLayout(std::vector<std::string> srun_argv, const
 
 }  // namespace
 
+std::string WithBatchLayout(const std::string& script, std::vector<std::string>* added) {
+  CapturedCall job;
+  job.argv = {"sbatch"};
+  job.batch_script = script;
+  std::vector<std::string> lines;
+  std::istringstream in(script);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  bool reported = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string line = lines[i];
+    const size_t first = line.find_first_not_of(" \t");
+    const bool srun = first != std::string::npos && line.compare(first, 4, "srun") == 0 &&
+                      (line.size() == first + 4 || line[first + 4] == ' ' || line[first + 4] == '\t' ||
+                       line[first + 4] == '\\');
+    if (srun) {
+      // The srun's words over its continuation lines, up to the program it runs.
+      std::string logical = line;
+      for (size_t j = i; j + 1 < lines.size() && !lines[j].empty() && lines[j].back() == '\\'; ++j) {
+        logical.back() = ' ';
+        logical += lines[j + 1];
+      }
+      std::istringstream words_in(logical.substr(first));
+      std::vector<std::string> words;
+      for (std::string w; words_in >> w;) words.push_back(w);
+      std::vector<std::string> with = WithJobLayout(words, job);
+      const size_t count = with.size() - words.size();  // WithJobLayout adds after the word srun
+      std::string inserted;
+      for (size_t k = 1; k <= count; ++k) {
+        inserted += " " + with[k];
+        if (added && !reported) added->push_back(with[k]);
+      }
+      if (count > 0) {
+        reported = true;
+        line.insert(first + 4, inserted);
+      }
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 bool IsLaunch(const CapturedCall& call) { return ArgvLaunches(call.argv); }
 
 std::string DescribeCall(const CapturedCall& call, size_t max) {

@@ -30,6 +30,11 @@ bool IsLaunch(const CapturedCall& call);
 // script did call, when there is none.
 Result<LaunchCall> PickLaunch(const std::vector<CapturedCall>& calls);
 
+// The static import (--no-exec) of a batch script (IsBatchScript): each `srun` that starts a line
+// and gives no layout of its own gets the job's layout from the #SBATCH header, as Slurm runs it
+// (`srun --nodes=2 --ntasks-per-node=8 …`). `added` (may be null) receives the words added, once.
+std::string WithBatchLayout(const std::string& script, std::vector<std::string>* added);
+
 // One line for messages: the quoted argv, cut to `max` characters.
 std::string DescribeCall(const CapturedCall& call, size_t max = 240);
 

@@ -485,6 +485,27 @@ torchrun --nproc-per-node 8 pretrain_gpt.py "${ARGS[@]}" --micro-batch-size 1 --
     code, out, err = attune('recipe', 'import', plain, '--no-exec')
     check(code == 0 and '[--hidden-size, 512]' in out and 'width' not in out, f'no-exec plain: {code} {err} {out}')
 
+    # --no-exec reads a batch script's #SBATCH header too: an srun without a layout of its own runs
+    # on the job's allocation (it imported as one GPU), one with its own keeps it.
+    job = write('job_static.sbatch', '''#!/bin/bash
+#SBATCH --nodes=3 --ntasks-per-node 8
+# the header ends at the first command
+#SBATCH -J static
+export CUDA_DEVICE_MAX_CONNECTIONS=1
+srun \\
+  python pretrain_gpt.py --num-layers 4 --hidden-size 512 --num-attention-heads 8 \\
+  --micro-batch-size 1 --global-batch-size 48 --seq-length 1024 --max-position-embeddings 1024
+#SBATCH --nodes=9
+''')
+    code, out, err = attune('recipe', 'import', job, '--no-exec')
+    check(code == 0 and 'nodes: 3' in out and 'gpus_per_node: 8' in out,
+          f'no-exec batch script: the #SBATCH layout (3 x 8) is the topology: {code} {out[-200:]} {err}')
+    check('--nodes=3 --ntasks-per-node=8' in err, f'no-exec batch script: said: {err}')
+    own = write('job_own.sbatch', open(job).read().replace('srun \\\n', 'srun -N 2 --ntasks-per-node=4 \\\n'))
+    code, out, err = attune('recipe', 'import', own, '--no-exec')
+    check(code == 0 and 'nodes: 2' in out and 'gpus_per_node: 4' in out and 'allocation' not in err,
+          f'no-exec batch script, srun with its own layout: {code} {out[-200:]} {err}')
+
     # The sandbox: nothing outside its scratch folders changes, and a hung script is stopped.
     victim = os.path.join(ROOT, 'victim.txt')
     with open(victim, 'w') as f:
