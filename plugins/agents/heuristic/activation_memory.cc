@@ -66,12 +66,8 @@ LayerBytes PerToken(const Recipe& r, const LayerWeights& w, const RecipeShape& s
                     double seq) {
   const double h = w.hidden, tp = std::max(1, s.tp), etp = std::max(1, s.etp);
   const double sp = GetValue(r, "--sequence-parallel") ? tp : 1.0;
-  const double heads = NumberOr(r, "--num-attention-heads", 1);
-  const double groups = GetValue(r, "--group-query-attention") ? NumberOr(r, "--num-query-groups", heads) : heads;
-  const double gated = GetValue(r, "--swiglu") ? 2.0 : 1.0;
-  const double ffn = NumberOr(r, "--ffn-hidden-size", 4 * h);
-  const double expert_ffn = NumberOr(r, "--moe-ffn-hidden-size", ffn);
-  const double shared_ffn = NumberOr(r, "--moe-shared-expert-intermediate-size", 0);
+  const double heads = w.heads, groups = w.groups, gated = w.gated ? 2.0 : 1.0;
+  const double ffn = w.ffn, expert_ffn = w.expert_ffn, shared_ffn = w.shared_ffn;
   const bool norms_dropped = rc.modules.count("layernorm") > 0;
   const double norm_inputs = h / sp, norm_outputs = norms_dropped ? 0.0 : h / sp;
 

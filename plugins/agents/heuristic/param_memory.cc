@@ -65,15 +65,20 @@ std::optional<LayerWeights> ReadLayerWeights(const Recipe& recipe,
   LayerWeights w;
   w.layers = *layers;
   w.hidden = *h;
+  w.heads = heads;
+  w.groups = groups;
+  w.ffn = ffn;
+  w.expert_ffn = f.Or("--moe-ffn-hidden-size", ffn);
+  w.shared_ffn = f.Or("--moe-shared-expert-intermediate-size", 0);
+  w.gated = f.Set("--swiglu");
   w.experts = f.Or("--num-experts", 0);
   w.topk = f.Or("--moe-router-topk", 2);
   // Every layer is a MoE layer unless --moe-layer-freq is a plain N (every N-th layer).
   w.moe_share = w.experts > 0 ? 1 / f.Or("--moe-layer-freq", 1) : 0;
   w.attention = 2 * *h * *h + 2 * *h * *h * groups / heads;
   w.dense_mlp = mlp * *h * ffn;
-  w.moe_dense = mlp * *h * f.Or("--moe-shared-expert-intermediate-size", 0) +
-                *h * w.experts;  // shared experts and the router
-  w.expert = mlp * *h * f.Or("--moe-ffn-hidden-size", ffn);
+  w.moe_dense = mlp * *h * w.shared_ffn + *h * w.experts;  // shared experts and the router
+  w.expert = mlp * *h * w.expert_ffn;
   return w;
 }
 

@@ -35,6 +35,10 @@ namespace attune::agents {
 // layer unless --moe-layer-freq is a plain N). std::nullopt without --num-layers and --hidden-size.
 struct LayerWeights {
   double layers = 0, hidden = 0;
+  // The shape they come from (absent flags as Megatron's defaults): attention heads and KV groups,
+  // the MLP widths, and whether the MLP is gated (SwiGLU).
+  double heads = 1, groups = 1, ffn = 0, expert_ffn = 0, shared_ffn = 0;
+  bool gated = false;
   double attention = 0, dense_mlp = 0;
   double moe_dense = 0, expert = 0, experts = 0, topk = 0, moe_share = 0;
   // The weights a token passes through in an average layer: a MoE layer's top-k routed experts,
