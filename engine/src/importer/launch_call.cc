@@ -133,8 +133,15 @@ std::map<std::string, std::string> SbatchLayout(const CapturedCall& sbatch) {
 // An srun inside a batch job without layout options of its own runs on the job's allocation: its
 // words get the job's layout, as Slurm gives it.
 std::vector<std::string> WithJobLayout(std::vector<std::string> srun_argv, const CapturedCall& sbatch) {
+  // srun's own options end where the program it runs begins (a training script's `-n 4` is not
+  // srun's).
+  std::vector<std::string> options;
+  for (size_t i = 0; i < srun_argv.size(); ++i) {
+    if (i > 0 && (IsShell(srun_argv[i]) || ArgvLaunches({srun_argv[i]}) || IsPython(srun_argv[i]))) break;
+    options.push_back(srun_argv[i]);
+  }
   std::map<std::string, std::string> own;
-  for (size_t i = 1; i < srun_argv.size(); ++i) ReadLayoutOption(srun_argv, &i, &own);
+  for (size_t i = 1; i < options.size(); ++i) ReadLayoutOption(options, &i, &own);
   std::vector<std::string> added;
   for (const auto& [name, value] : SbatchLayout(sbatch)) {
     if (!own.count(name)) added.push_back(name + "=" + value);
