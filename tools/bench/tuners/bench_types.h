@@ -39,6 +39,9 @@ struct BenchOptions {
   // fastest recipes and every campaign's final leader once, in a rotating order. 0: off.
   int remeasure_rounds = 0;
   int remeasure_top = 3;
+  // reference.json files of earlier runs (--reference): each scenario's best recipes there are
+  // evaluated again and climbed from, so that "best" only grows from run to run.
+  std::vector<std::string> reference_files;
 };
 
 // What the exhaustive search found for one scenario.
@@ -62,6 +65,10 @@ struct SpaceResult {
   int climb_evaluated = 0;
   bool climb_truncated = false;
   double beam_best_tps = 0;  // best_tps as the level search left it
+  // Whether a recipe carried from an earlier run's reference.json (--reference), re-evaluated
+  // here, raised best_tps, and the fastest recipe known (written to this run's reference.json).
+  bool carried = false;
+  std::optional<Recipe> best_recipe;
   // The fastest feasible recipes the search measured (the baseline included), fastest first, at
   // most kTopKept: what a side-by-side re-measurement runs again.
   std::vector<std::pair<double, Recipe>> top;

@@ -160,6 +160,7 @@ void RaiseBestToLeaders(SpaceResult* space, std::vector<CampaignOutcome>* outcom
     if (o.error.empty() && o.final_tps > space->best_tps) {
       space->best_tps = o.final_tps;
       space->raised_by = o.agent;
+      if (o.final_recipe) space->best_recipe = *o.final_recipe;
     }
   }
   for (CampaignOutcome& o : *outcomes) {

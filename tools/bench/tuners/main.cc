@@ -7,6 +7,7 @@
 //               [--agents heuristic,random,grid,optuna] [--seeds 3] [--budget GPUH] [--depth 4]
 //               [--beam 40] [--max-states 6000] [--grid-space JSON] [--out DIR] [--plugin-path DIR]
 //               [--exhaustive-only] [--remeasure ROUNDS] [--remeasure-top K] [--keep-runs]
+//               [--reference DIR/reference.json ...]
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,9 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
       "plugin-path", po::value<std::vector<std::string>>(), "plugin directory (repeatable)")(
       "data-dir", po::value<std::string>(), "root with stacks/, workflows/ (default: source)")(
       "timeout", po::value<int>()->default_value(900), "seconds per campaign")(
+      "reference", po::value<std::vector<std::string>>(),
+      "an earlier run's reference.json (repeatable): each scenario's best recipe there is "
+      "evaluated again and climbed from, so the reference best carries over from run to run")(
       "keep-runs",
       "keep every campaign's directory and every reference job's (by default a campaign's goes "
       "once its events are read into events.ndjson, and a reference job's once measured; what "
@@ -115,6 +119,7 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
               << kTopKept << " recipes\n";
     return 2;
   }
+  if (vm.count("reference")) o->reference_files = vm["reference"].as<std::vector<std::string>>();
   if (vm.count("plugin-path")) o->plugin_paths = vm["plugin-path"].as<std::vector<std::string>>();
   if (vm.count("grid-space")) {
     o->grid_space = nlohmann::json::parse(vm["grid-space"].as<std::string>(), nullptr, false);
@@ -160,12 +165,40 @@ std::vector<CampaignOutcome> RunScenario(const BenchOptions& o, const ScenarioFi
   return outcomes;
 }
 
+// reference.json: {"scenarios": {stem: {"baseline_tps", "best_tps", "best_change", "recipe"}}},
+// the earlier files' entries merged, a later file's winning where both name a scenario.
+Result<nlohmann::json> ReadReferences(const std::vector<std::string>& files) {
+  nlohmann::json merged = nlohmann::json::object();
+  for (const std::string& file : files) {
+    std::ifstream in(file);
+    if (!in) return Status::IoError("--reference " + file + ": cannot read it");
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.contains("scenarios") || !j["scenarios"].is_object()) {
+      return Status::InvalidArgument("--reference " + file +
+                                     ": expected a reference.json that tuner_bench wrote ({\"scenarios\": {...}})");
+    }
+    for (const auto& [stem, entry] : j["scenarios"].items()) {
+      if (!entry.contains("recipe") || !RecipeFromJson(entry["recipe"]).ok()) {
+        return Status::InvalidArgument("--reference " + file + ": scenario " + stem +
+                                       ": its recipe is missing or not a recipe");
+      }
+      merged[stem] = entry;
+    }
+  }
+  return merged;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   BenchOptions o;
   bool exhaustive_only = false;
   if (int rc = ParseOptions(argc, argv, &o, &exhaustive_only); rc != 0) return rc == 1 ? 0 : rc;
+  Result<nlohmann::json> references = ReadReferences(o.reference_files);
+  if (!references.ok()) {
+    std::cerr << "tuner_bench: " << references.status().message() << "\n";
+    return 2;
+  }
   PluginHost host(PluginHost::DefaultSearchPath(o.plugin_paths));
   if (Status st = host.DiscoverAll(); !st.ok()) {
     std::cerr << "tuner_bench: " << st.message() << "\n";
@@ -198,6 +231,17 @@ int main(int argc, char** argv) {
     std::vector<Recipe> starts;
     for (size_t i = 0; i < space.top.size() && i < 3; ++i) starts.push_back(space.top[i].second);
     ClimbFromStarts(evaluator->get(), scenario->recipe, starts, o.max_states, &space);
+    if (references->contains(stem)) {
+      // Evaluated here again, not taken on trust: the simulator or the scenario may have changed.
+      const double before = space.best_tps;
+      ClimbFromStarts(evaluator->get(), scenario->recipe,
+                      {*RecipeFromJson((*references)[stem]["recipe"])}, o.max_states, &space);
+      space.carried = space.best_tps > before;
+      if (space.carried) {
+        std::cerr << stem << ": the recipe carried from --reference raised the best to "
+                  << space.best_tps << " tok/s/GPU (" << space.best_change << ")\n";
+      }
+    }
     spaces[stem] = space;
     if (exhaustive_only) continue;
     auto some = RunScenario(o, *scenario, space, evaluator->get());
@@ -230,5 +274,14 @@ int main(int argc, char** argv) {
   PrintTargets(spaces, rows, std::cout);
   for (const auto& [stem, r] : remeasured) PrintRemeasure(stem, r, o.remeasure_rounds, std::cout);
   std::ofstream(o.out_dir + "/outcomes.json") << OutcomesToJson(outcomes).dump(2) << "\n";
+  nlohmann::json reference = *references;
+  for (const auto& [stem, space] : spaces) {
+    if (!space.best_recipe) continue;
+    reference[stem] = {{"baseline_tps", space.baseline_tps},
+                       {"best_tps", space.best_tps},
+                       {"best_change", space.best_change},
+                       {"recipe", RecipeToJson(*space.best_recipe)}};
+  }
+  std::ofstream(o.out_dir + "/reference.json") << nlohmann::json{{"scenarios", reference}}.dump(2) << "\n";
   return 0;
 }

@@ -83,6 +83,7 @@ void PrintTable(const std::map<std::string, SpaceResult>& spaces,
              (s->second.climbed ? "; beam " + F("%.3fx", s->second.beam_best_tps / s->second.baseline_tps) +
                                       ", climbed " + std::to_string(s->second.climb_steps) + " moves"
                                 : std::string()) +
+             (s->second.carried ? ", carried from --reference" : "") +
              (s->second.raised_by.empty()
                   ? std::string()
                   : "; search " + F("%.3fx", s->second.searched_best_tps / s->second.baseline_tps) +

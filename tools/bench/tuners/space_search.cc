@@ -53,6 +53,11 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(PluginHost* host,
                                                      const std::string& data_dir,
                                                      const std::string& work_dir,
                                                      bool keep_jobs) {
+  // A fresh folder, before the launcher opens it: the launcher adopts a job of the same name that
+  // it finds there (as after a crash), which would hand this run an earlier run's result, or none
+  // once its log was deleted.
+  std::error_code ec;
+  fs::remove_all(work_dir, ec);
   auto e = std::unique_ptr<Evaluator>(new Evaluator());
   PluginContext ctx;
   ctx.data_dir = data_dir;
@@ -72,7 +77,6 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Create(PluginHost* host,
   e->cluster_ = e->launcher_->Cluster();
   e->work_dir_ = work_dir;
   e->keep_jobs_ = keep_jobs;
-  std::error_code ec;
   fs::create_directories(work_dir, ec);
   return e;
 }
@@ -141,6 +145,7 @@ SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth,
   std::optional<double> base = evaluator->TokensPerS(baseline);
   r.baseline_tps = base.value_or(0);
   r.best_tps = r.baseline_tps;
+  r.best_recipe = baseline;
   r.evaluated = 1;
   r.feasible = base ? 1 : 0;
   r.level_best.push_back(r.baseline_tps);
@@ -174,6 +179,7 @@ SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth,
         if (*tps > r.best_tps) {
           r.best_tps = *tps;
           r.best_change = DescribeChanges(Diff(baseline, next));
+          r.best_recipe = next;
         }
         next_level.emplace_back(*tps, next);
       }
@@ -226,6 +232,7 @@ void ClimbFromStarts(Evaluator* evaluator, const Recipe& baseline, const std::ve
     if (tps > r->best_tps) {
       r->best_tps = tps;
       r->best_change = DescribeChanges(Diff(baseline, here));
+      r->best_recipe = here;
       r->climbed = true;
       r->climb_steps = steps;
     }
