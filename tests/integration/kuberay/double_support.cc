@@ -62,6 +62,14 @@ std::string Scratch(const std::string& tag) {
     fs::create_directories(dir);
     return dir;
   }();
+  // Removed at exit, after the double that writes into it has stopped (statics go in reverse
+  // order, and the double is made after this), unless ATTUNE_KEEP_TEST_DIRS is set.
+  static const struct Remover {
+    ~Remover() {
+      std::error_code ec;
+      if (!std::getenv("ATTUNE_KEEP_TEST_DIRS")) fs::remove_all(root, ec);
+    }
+  } remover;
   static int counter = 0;
   std::string dir = root + "/" + tag + "-" + std::to_string(++counter);
   fs::create_directories(dir);
