@@ -43,6 +43,13 @@ const std::string& ScratchDir() {
     fs::create_directories(path);
     return path.string();
   }();
+  // Removed at exit unless ATTUNE_KEEP_TEST_DIRS is set (each run left one under /tmp).
+  static const struct Remover {
+    ~Remover() {
+      std::error_code ec;
+      if (!std::getenv("ATTUNE_KEEP_TEST_DIRS")) fs::remove_all(dir, ec);
+    }
+  } remover;
   return dir;
 }
 

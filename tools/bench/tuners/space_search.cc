@@ -125,6 +125,8 @@ std::optional<double> Evaluator::RunOnce(const Recipe& original, const std::stri
   return m->tokens_per_s_per_gpu;
 }
 
+bool Evaluator::real_time() const { return launcher_->PollIntervalSeconds() > 0; }
+
 std::optional<double> Evaluator::MeasureAgain(const Recipe& recipe, const std::string& name) {
   return RunOnce(recipe, name);
 }
@@ -199,6 +201,7 @@ SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth,
 
 void ClimbFromStarts(Evaluator* evaluator, const Recipe& baseline, const std::vector<Recipe>& starts,
                      int max_states, SpaceResult* r) {
+  if (evaluator->real_time()) return;
   std::set<std::string> started;
   int evaluated = 0;
   for (const Recipe& start : starts) {

@@ -53,6 +53,9 @@ class Evaluator {
   // One more run of `recipe`, never cached, in a job directory called `name` (unique per call).
   std::optional<double> MeasureAgain(const Recipe& recipe, const std::string& name);
   const Stack& stack() const { return *stack_; }
+  // Whether each evaluation is a real run (a launcher that polls at an interval, e.g. local:
+  // minigpt), which costs minutes, not a simulated one in virtual time.
+  bool real_time() const;
   const ClusterInfo& cluster() const { return cluster_; }
 
  private:
@@ -69,7 +72,8 @@ class Evaluator {
 SpaceResult SearchSpace(Evaluator* evaluator, const Recipe& baseline, int depth, int max_states,
                         int beam);
 
-// Raises `r->best_tps` past the beam's horizon: from each start (the search's fastest recipes, the
+// Raises `r->best_tps` past the beam's horizon (simulated clusters only: on a real launcher each
+// neighbour is a real run, and the reference is the grid the search covered; it returns at once): from each start (the search's fastest recipes, the
 // agents' final leaders) a steepest-ascent climb over one-move neighbours (legal, passing the
 // static gate against the baseline), noise-free, until no neighbour is faster; at most
 // `max_states` neighbour evaluations in all.
