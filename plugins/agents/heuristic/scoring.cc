@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <set>
 
 #include "activation_memory.h"
 #include "comm_estimate.h"
@@ -166,65 +165,12 @@ std::optional<double> MeasuredEffect(const CampaignView& view, const CandidateRe
 
 namespace {
 
-// What this campaign's measurements imply for an unordered move `from -> to` of `lever`'s main
-// key: each measured move between two of its values says how they compare (as log rates), and
-// the move is judged by the comparisons measured between its own two ends, directly (either way)
-// or through one other value measured against both. After alltoall -> allgather +70% and
-// allgather -> flex +54%, flex -> allgather is implied at -35% (it measured -34%); blending every
-// dispatcher move alike, as ordered levers blend their direction, expected +31%, and the
-// campaign measured it four times.
-std::vector<double> ImpliedEffects(const ScoringContext& ctx, const Lever& lever, const Change& move) {
-  std::map<std::pair<std::string, std::string>, std::vector<double>> measured;  // (from, to): log rates
-  for (const CandidateRecord& r : ctx.view->history) {
-    if (r.lever_id != lever.id || r.changes.empty()) continue;
-    if (!ShapeOf(r.changes, &lever, &ctx.defaults).unordered) continue;
-    const Change c = Effective(r.changes, &lever, &ctx.defaults);
-    if (c.key != move.key) continue;
-    std::optional<double> effect = MeasuredEffect(*ctx.view, r);
-    if (!effect || *effect <= -1) continue;
-    measured[{ValueText(c.from), ValueText(c.to)}].push_back(std::log1p(*effect));
-  }
-  // The mean log rate of `a -> b` measured either way, when it was.
-  auto rate = [&measured](const std::string& a, const std::string& b) -> std::optional<double> {
-    double sum = 0;
-    int n = 0;
-    if (auto it = measured.find({a, b}); it != measured.end()) {
-      for (double x : it->second) sum += x, ++n;
-    }
-    if (auto it = measured.find({b, a}); it != measured.end()) {
-      for (double x : it->second) sum -= x, ++n;
-    }
-    return n > 0 ? std::optional<double>(sum / n) : std::nullopt;
-  };
-  const std::string from = ValueText(move.from), to = ValueText(move.to);
-  std::set<std::string> values;
-  for (const auto& [ends, logs] : measured) values.insert({ends.first, ends.second});
-  std::vector<double> out;
-  if (std::optional<double> direct = rate(from, to)) out.push_back(std::expm1(*direct));
-  for (const std::string& via : values) {
-    if (via == from || via == to) continue;
-    std::optional<double> first = rate(from, via), second = rate(via, to);
-    if (first && second) out.push_back(std::expm1(*first + *second));
-  }
-  return out;
-}
-
 // The prior blended with what this campaign measured for the same lever and direction (each
-// measurement counts as much as the prior), scaled per step. An unordered move blends what the
-// measurements imply for its two ends instead (ImpliedEffects).
-double BlendMeasured(const ScoringContext& ctx, const Lever& lever, const Move& move,
-                     const MoveShape& move_shape, double prior) {
+// measurement counts as much as the prior), scaled per step.
+double BlendMeasured(const ScoringContext& ctx, const Lever& lever, int direction,
+                     double prior) {
   double sum = prior;
   int n = 1;
-  if (move_shape.unordered) {
-    // A measurement is not damped as the categorical prior is (the caller scales by strength).
-    for (double effect : ImpliedEffects(ctx, lever, Effective(move.changes, &lever, &ctx.defaults))) {
-      sum += effect / move_shape.strength;
-      ++n;
-    }
-    return sum / n;
-  }
-  const int direction = move_shape.direction;
   for (const CandidateRecord& r : ctx.view->history) {
     if (r.lever_id != lever.id || r.changes.empty()) continue;
     MoveShape shape = ShapeOf(r.changes, &lever, &ctx.defaults);
@@ -471,7 +417,6 @@ MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever,
     return shape;
   }
   shape.strength = 0.7;
-  shape.unordered = true;
   return shape;
 }
 
@@ -528,7 +473,7 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
     e.speed = *tp;
   } else {
     double base_speed =
-        BlendMeasured(ctx, lever, move, shape, SpeedPrior(ctx, lever, shape.direction)) *
+        BlendMeasured(ctx, lever, shape.direction, SpeedPrior(ctx, lever, shape.direction)) *
         shape.strength;
     e.speed = base_speed > 0 ? base_speed * (1 + 0.35 * (shape.steps - 1)) : base_speed * shape.steps;
   }

@@ -106,9 +106,6 @@ struct MoveShape {
   int direction = 1;
   double steps = 1;
   double strength = 1;     // 0.7 for categorical moves
-  // Between two values of a setting with neither an order nor an off value (the token
-  // dispatcher's alltoall, allgather, flex): its direction says nothing, its ends do.
-  bool unordered = false;
 };
 // `defaults`: what an absent key means (Move::defaults), when known.
 MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever,

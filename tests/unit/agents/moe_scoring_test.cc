@@ -204,38 +204,3 @@ TEST_CASE("no saver is paired with a change whose lever has a move that fits and
     CHECK(pair->gain == Approx(pair->saver->speed + pair->confidence * pair->beyond_gain));
   }
 }
-
-TEST_CASE("an unordered setting's move is judged by what was measured between its two values",
-          "[agents][scoring][moe]") {
-  constexpr const char* kDispatcher = "--moe-token-dispatcher-type";
-  Recipe r = MoeRecipe("8", 1);
-  r.args.push_back({kDispatcher, {"alltoall"}});
-  CampaignView view = MoeView(r, 110);
-  view.levers.push_back({"moe_token_dispatcher", "", {kDispatcher}, {"moe_dispatch"}, 0.3, 0, false});
-  auto dispatcher = [&](const std::string& from, const std::string& to) {
-    attune::Proposal p;
-    p.lever_id = "moe_token_dispatcher";
-    p.changes = {{kDispatcher, from, to}};
-    return p;
-  };
-  auto speed = [&](const std::string& from, const std::string& to) {
-    Move m{"moe_token_dispatcher", {{kDispatcher, from, to}}, "", {}};
-    return EstimateMove(MakeScoringContext(view), m, 0).speed;
-  };
-  // Nothing measured: the prior, damped as categorical moves are (0.3 x 0.7).
-  CHECK(speed("alltoall", "allgather") == Approx(0.21));
-  // alltoall -> allgather measured +70%, then allgather -> flex +54%.
-  attune::testing::Record(&view, dispatcher("alltoall", "allgather"), "new_leader", std::nullopt, 1.70);
-  view.history.back().speedup_vs_baseline = 1.70;
-  attune::testing::Record(&view, dispatcher("allgather", "flex"), "new_leader", std::nullopt, 1.54);
-  view.history.back().speedup_vs_baseline = 1.70 * 1.54;
-  // flex -> allgather is the reverse of a measured +54%: -35%, blended half with the damped prior
-  // (it was expected at +31% when every dispatcher move was blended alike).
-  const double reverse = 1 / 1.54 - 1;
-  CHECK(speed("flex", "allgather") == Approx((0.3 + reverse / 0.7) / 2 * 0.7));
-  CHECK(speed("flex", "allgather") < 0);
-  // flex -> alltoall through allgather: 1 / (1.70 x 1.54) - 1 = -62%.
-  CHECK(speed("flex", "alltoall") == Approx((0.3 + (1 / (1.70 * 1.54) - 1) / 0.7) / 2 * 0.7));
-  // A value never measured against either end: the prior alone.
-  CHECK(speed("flex", "ring") == Approx(0.21));
-}
