@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # tuner_bench's reference carries over from run to run: a shallow search given an earlier, deeper
 # run's reference.json evaluates that run's best recipe again and reports it as its best; without
-# it the shallow search's best is lower. Bad --reference files are refused with exit 2.
+# it the shallow search's best is lower. Bad --reference files are refused with exit 2. The
+# source tree's reference.json (the default) is read and holds the best recipe of every shipped
+# scenario.
 import argparse
 import json
 import os
@@ -19,6 +21,9 @@ def check(cond, what):
 
 
 def bench(args, out):
+    # No reference file unless the case gives one (the source tree's is the default).
+    if '--reference' not in args:
+        args = args + ['--reference', 'none']
     cmd = [ARGS.bench, '--exhaustive-only', '--out', out, '--workflow', WORKFLOW] + args
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     return r.returncode, r.stderr
@@ -64,6 +69,20 @@ with tempfile.TemporaryDirectory(prefix='attune-bench-ref-') as tmp:
         check(code == 2 and bad in err and words in err, f'bad reference {text}: exit {code}: {err}')
     code, err = bench(['--reference', os.path.join(tmp, 'absent.json')], os.path.join(tmp, 'bad'))
     check(code == 2 and 'cannot read it' in err, f'absent reference: exit {code}: {err}')
+
+# The committed reference file: every shipped scenario has an entry, and it is the default.
+with open(os.path.join(ARGS.data_dir, 'tools/bench/tuners/reference.json')) as f:
+    known = json.load(f)['scenarios']
+for d in ('workflows/examples', 'tools/bench/tuners/probes'):
+    for name in sorted(os.listdir(os.path.join(ARGS.data_dir, d))):
+        if name.startswith('sim-') and name.endswith('.yaml'):
+            check(name[:-5] in known, f'tools/bench/tuners/reference.json has no entry for {d}/{name}')
+with tempfile.TemporaryDirectory(prefix='attune-bench-ref-') as tmp:
+    r = subprocess.run([ARGS.bench, '--exhaustive-only', '--out', tmp, '--workflow', WORKFLOW,
+                        '--depth', '1', '--max-states', '20', '--data-dir', ARGS.data_dir],
+                       capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0 and 'carried from --reference raised the best' in r.stderr,
+          f'the committed reference.json is read by default: exit {r.returncode}: {r.stderr[-800:]}')
 
 if failures:
     print(f'{len(failures)} check(s) failed')

@@ -69,7 +69,8 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
       "timeout", po::value<int>()->default_value(900), "seconds per campaign")(
       "reference", po::value<std::vector<std::string>>(),
       "an earlier run's reference.json (repeatable): each scenario's best recipe there is "
-      "evaluated again and climbed from, so the reference best carries over from run to run")(
+      "evaluated again and climbed from, so the reference best carries over from run to run "
+      "(default: DATA_DIR/tools/bench/tuners/reference.json when it exists; 'none': no file)")(
       "keep-runs",
       "keep every campaign's directory and every reference job's (by default a campaign's goes "
       "once its events are read into events.ndjson, and a reference job's once measured; what "
@@ -119,7 +120,14 @@ int ParseOptions(int argc, char** argv, BenchOptions* o, bool* exhaustive_only) 
               << kTopKept << " recipes\n";
     return 2;
   }
-  if (vm.count("reference")) o->reference_files = vm["reference"].as<std::vector<std::string>>();
+  if (vm.count("reference")) {
+    for (const std::string& file : vm["reference"].as<std::vector<std::string>>()) {
+      if (file != "none") o->reference_files.push_back(file);
+    }
+  } else if (const fs::path known = fs::path(o->data_dir) / "tools/bench/tuners/reference.json";
+             fs::exists(known)) {
+    o->reference_files.push_back(known.string());  // the best recipes the project knows
+  }
   if (vm.count("plugin-path")) o->plugin_paths = vm["plugin-path"].as<std::vector<std::string>>();
   if (vm.count("grid-space")) {
     o->grid_space = nlohmann::json::parse(vm["grid-space"].as<std::string>(), nullptr, false);
