@@ -145,25 +145,35 @@ case "$name" in
       esac
     done ;;
 esac
+# What the stub prints it writes at once, and a reader that stops early (`| head -n 1`) is no
+# failure: written a line at a time, the next line met a closed pipe and a `set -o pipefail`
+# script stopped on SIGPIPE (exit 141), depending on timing.
+answer() {
+  trap '' PIPE
+  printf '%s' "$1" 2>/dev/null
+  exit 0
+}
 # `scontrol show hostnames LIST` expands a node list (the job's by default), as scripts that pick
 # their MASTER_ADDR from it expect.
 if [ "$name" = scontrol ] && [ "${1:-}" = show ] && [ "${2:-}" = hostnames ]; then
-  list=${3:-${SLURM_JOB_NODELIST:-}}
+  list=${3:-${SLURM_JOB_NODELIST:-}} out=""
   if [[ "$list" =~ ^([^][,]*)\[([0-9]+)-([0-9]+)\]$ ]]; then
     width=${#BASH_REMATCH[2]}
     for ((h = 10#${BASH_REMATCH[2]}; h <= 10#${BASH_REMATCH[3]}; h++)); do
-      printf "%s%0${width}d\n" "${BASH_REMATCH[1]}" "$h"
+      printf -v line "%s%0${width}d\n" "${BASH_REMATCH[1]}" "$h"
+      out+=$line
     done
   elif [ -n "$list" ]; then
-    printf '%s\n' ${list//,/ }
+    printf -v out '%s\n' ${list//,/ }
   fi
-  exit 0
+  answer "$out"
 fi
 if [ "$name" = nvidia-smi ] && [ -n "${ATTUNE_IMPORT_GPUS:-}" ]; then
+  out=""
   for arg in "$@"; do
     case "$arg" in
-      -L|--list-gpus) for ((i = 0; i < ATTUNE_IMPORT_GPUS; i++)); do echo "GPU $i: attune import stub"; done; exit 0 ;;
-      --query-gpu=*) for ((i = 0; i < ATTUNE_IMPORT_GPUS; i++)); do echo "$i"; done; exit 0 ;;
+      -L|--list-gpus) for ((i = 0; i < ATTUNE_IMPORT_GPUS; i++)); do out+="GPU $i: attune import stub"$'\n'; done; answer "$out" ;;
+      --query-gpu=*) for ((i = 0; i < ATTUNE_IMPORT_GPUS; i++)); do out+="$i"$'\n'; done; answer "$out" ;;
     esac
   done
 fi

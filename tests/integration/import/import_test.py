@@ -339,8 +339,10 @@ srun --jobid 1234 bash -c "$LAUNCHER --node_rank \\$SLURM_PROCID $CMD"
 #SBATCH -p batch
 set -euo pipefail
 MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+# Readers that stop early: the stubs' output closes under them (SIGPIPE is no failure).
+RACK=$(scontrol show hostnames 'rack-[00000-19999]' | head -n 1)
 export CUDA_DEVICE_MAX_CONNECTIONS=1
-srun --container-image=nvcr.io/nvidia/pytorch:24.07-py3 --mpi=pmix python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size $((SLURM_NNODES * SLURM_GPUS_ON_NODE)) --tensor-model-parallel-size 2 --tensorboard-dir "/runs/$SLURM_JOB_NAME-$SLURM_NTASKS-$MASTER_ADDR"
+srun --container-image=nvcr.io/nvidia/pytorch:24.07-py3 --mpi=pmix python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size $((SLURM_NNODES * SLURM_GPUS_ON_NODE)) --tensor-model-parallel-size 2 --tensorboard-dir "/runs/$SLURM_JOB_NAME-$SLURM_NTASKS-$MASTER_ADDR" --wandb-project "$RACK"
 """, 0o755)
     code, argv, launch_env, err = imported(script)
     check(code == 0, f'batch script: import failed: {err[-600:]}')
@@ -351,6 +353,8 @@ srun --container-image=nvcr.io/nvidia/pytorch:24.07-py3 --mpi=pmix python pretra
         check(got.get('--global-batch-size') == ['24'], f'batch script: SLURM_NNODES x SLURM_GPUS_ON_NODE: {got.get("--global-batch-size")}')
         check(got.get('--tensorboard-dir') == ['/runs/l8-24-attune-node-0'],
               f'batch script: job name, task count and first host as Slurm gives them: {got.get("--tensorboard-dir")}')
+        check(got.get('--wandb-project') == ['rack-00000'],
+              f'batch script: the first of a 20,000-host list read with head -n 1: {got.get("--wandb-project")}')
         check(launch_env.get('CUDA_DEVICE_MAX_CONNECTIONS') == '1', f'batch script: the exported variable is kept: {launch_env}')
         check(not any(k.startswith('SLURM_') for k in launch_env),
               f'batch script: the allocation\'s SLURM_* variables are not the recipe\'s: {sorted(launch_env)}')
