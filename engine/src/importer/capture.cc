@@ -431,14 +431,15 @@ Result<std::vector<CapturedCall>> ReadCalls(const fs::path& records, const std::
 
 }  // namespace
 
-bool IsBatchScript(const std::string& text) {
+std::vector<std::string> SbatchHeader(const std::string& text) {
+  std::vector<std::string> out;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("#SBATCH", 0) == 0) return true;
-    size_t first = line.find_first_not_of(" \t\r");
-    if (first != std::string::npos && line[first] != '#') return false;  // sbatch stops at a command
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos && line[first] != '#') break;  // sbatch stops at a command
+    if (line.rfind("#SBATCH", 0) == 0) out.push_back(line.substr(7));
   }
-  return false;
+  return out;
 }
 
 const std::vector<std::string>& StubbedCommands() {

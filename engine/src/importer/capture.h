@@ -68,9 +68,12 @@ struct Capture {
 
 inline constexpr size_t kMaxUnsetReported = 16;
 
-// Whether `text` is a Slurm batch script: an #SBATCH line before its first command (sbatch reads
-// none after it).
-bool IsBatchScript(const std::string& text);
+// The options of `text`'s #SBATCH lines (what follows "#SBATCH"), read as sbatch reads them: up
+// to the script's first command.
+std::vector<std::string> SbatchHeader(const std::string& text);
+
+// Whether `text` is a Slurm batch script: an #SBATCH line before its first command.
+inline bool IsBatchScript(const std::string& text) { return !SbatchHeader(text).empty(); }
 
 // The stubbed commands, in the order the documentation lists them; they are first on PATH and
 // mounted over the real programs.

@@ -116,13 +116,8 @@ void ReadLayoutOption(const std::vector<std::string>& words, size_t* i, std::map
 std::map<std::string, std::string> SbatchLayout(const CapturedCall& sbatch) {
   std::map<std::string, std::string> layout;
   for (size_t i = 1; i < sbatch.argv.size(); ++i) ReadLayoutOption(sbatch.argv, &i, &layout);
-  std::istringstream lines(sbatch.batch_script);
-  for (std::string line; std::getline(lines, line);) {
-    // sbatch reads #SBATCH lines only up to the script's first command (as IsBatchScript).
-    const size_t first = line.find_first_not_of(" \t\r");
-    if (first != std::string::npos && line[first] != '#') break;
-    if (line.rfind("#SBATCH", 0) != 0) continue;
-    std::istringstream in(line.substr(7));
+  for (const std::string& options : SbatchHeader(sbatch.batch_script)) {
+    std::istringstream in(options);
     std::vector<std::string> words;
     for (std::string w; in >> w;) words.push_back(w);
     for (size_t i = 0; i < words.size(); ++i) ReadLayoutOption(words, &i, &layout);
@@ -130,9 +125,9 @@ std::map<std::string, std::string> SbatchLayout(const CapturedCall& sbatch) {
   return layout;
 }
 
-// An srun inside a batch job without layout options of its own runs on the job's allocation: its
-// words get the job's layout, as Slurm gives it.
-std::vector<std::string> WithJobLayout(std::vector<std::string> srun_argv, const CapturedCall& sbatch) {
+// The job's layout options (--name=value) that an srun inside the batch job gets from its
+// allocation: those it does not give itself.
+std::vector<std::string> JobLayoutFor(const std::vector<std::string>& srun_argv, const CapturedCall& sbatch) {
   // srun's own options end where the program it runs begins (a training script's `-n 4` is not
   // srun's).
   std::vector<std::string> options;
@@ -146,6 +141,13 @@ std::vector<std::string> WithJobLayout(std::vector<std::string> srun_argv, const
   for (const auto& [name, value] : SbatchLayout(sbatch)) {
     if (!own.count(name)) added.push_back(name + "=" + value);
   }
+  return added;
+}
+
+// An srun inside a batch job without layout options of its own runs on the job's allocation: its
+// words get the job's layout, as Slurm gives it.
+std::vector<std::string> WithJobLayout(std::vector<std::string> srun_argv, const CapturedCall& sbatch) {
+  std::vector<std::string> added = JobLayoutFor(srun_argv, sbatch);
   srun_argv.insert(srun_argv.begin() + 1, added.begin(), added.end());
   return srun_argv;
 }
@@ -160,7 +162,6 @@ std::string WithBatchLayout(const std::string& script, std::vector<std::string>*
   std::istringstream in(script);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   std::string out;
-  bool reported = false;
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string line = lines[i];
     const size_t first = line.find_first_not_of(" \t");
@@ -177,17 +178,11 @@ std::string WithBatchLayout(const std::string& script, std::vector<std::string>*
       std::istringstream words_in(logical.substr(first));
       std::vector<std::string> words;
       for (std::string w; words_in >> w;) words.push_back(w);
-      std::vector<std::string> with = WithJobLayout(words, job);
-      const size_t count = with.size() - words.size();  // WithJobLayout adds after the word srun
+      const std::vector<std::string> layout = JobLayoutFor(words, job);
       std::string inserted;
-      for (size_t k = 1; k <= count; ++k) {
-        inserted += " " + with[k];
-        if (added && !reported) added->push_back(with[k]);
-      }
-      if (count > 0) {
-        reported = true;
-        line.insert(first + 4, inserted);
-      }
+      for (const std::string& word : layout) inserted += " " + word;
+      line.insert(first + 4, inserted);
+      if (added && added->empty()) *added = layout;  // the first srun's, for the message
     }
     out += line + "\n";
   }

@@ -41,6 +41,18 @@ double MemoryPrior(const CampaignView& view, const std::string& lever_id) {
   return 0;
 }
 
+// A view whose first proposal ran out of memory and whose next, the saver proposed for it, was
+// measured with `outcome` at `speedup` × the leader; `first` receives the failed proposal.
+CampaignView AfterSaver(const std::string& outcome, double speedup, Proposal* first) {
+  CampaignView view = MakeView(40.0);
+  *first = Ask(view);
+  Record(&view, *first, "failed", FailureKind::kOom);
+  Proposal saver = Ask(view);
+  REQUIRE(saver.meta.contains("then"));
+  Record(&view, saver, outcome, std::nullopt, speedup);
+  return view;
+}
+
 }  // namespace
 
 TEST_CASE("with memory headroom the heuristic spends it on a faster, hungrier setting",
@@ -143,12 +155,8 @@ TEST_CASE("a saver is measured alone, then the change that ran out of memory fol
 
 TEST_CASE("a saver within noise is followed at once by the change it made room for",
           "[agents][heuristic]") {
-  CampaignView view = MakeView(40.0);
-  Proposal first = Ask(view);
-  Record(&view, first, "failed", FailureKind::kOom);
-  Proposal saver = Ask(view);
-  REQUIRE(saver.meta.contains("then"));
-  Record(&view, saver, "within_noise", std::nullopt, 1.0);
+  Proposal first;
+  CampaignView view = AfterSaver("within_noise", 1.0, &first);
   Proposal next = Ask(view);
   CHECK(next.base_id == "c002");
   CHECK(next.changes == first.changes);
@@ -437,21 +445,15 @@ TEST_CASE("when exploring, a measured saver's follow-up pays no repeat cost for 
 
 TEST_CASE("the change a saver made room for comes right after it, before better-valued moves",
           "[agents][heuristic]") {
-  CampaignView view = MakeView(40.0);
-  Proposal first = Ask(view);
-  Record(&view, first, "failed", FailureKind::kOom);
-  Proposal saver = Ask(view);
-  REQUIRE(saver.meta.contains("then"));
   // Slightly slower: the follow-up is worth less against the leader than other untried moves,
   // but still something; it comes first all the same.
-  Record(&view, saver, "slower", std::nullopt, 0.97);
+  Proposal first;
+  CampaignView view = AfterSaver("slower", 0.97, &first);
   Proposal next = Ask(view);
   CHECK(next.base_id == saver_id(view));
   CHECK(next.changes == first.changes);
   CHECK(next.rationale.find("at once") != std::string::npos);
   // Much slower, the follow-up is worth nothing against the leader: it waits its turn.
-  CampaignView slow = MakeView(40.0);
-  Record(&slow, Ask(slow), "failed", FailureKind::kOom);
-  Record(&slow, Ask(slow), "slower", std::nullopt, 0.8);
-  CHECK_FALSE(Ask(slow).meta.contains("follow_up_of"));
+  Proposal slow_first;
+  CHECK_FALSE(Ask(AfterSaver("slower", 0.8, &slow_first)).meta.contains("follow_up_of"));
 }
