@@ -153,13 +153,18 @@ double BytesPerParam(const TrainingSetup& s, double shards) {
 }
 
 // Token-dispatch buffers of a MoE layer, live during its forward and backward: the alltoall
-// dispatcher's send and receive copies of the routed rows on the busiest rank; DeepEP (flex)
-// registers fixed NVLink and RDMA buffers instead (~1 GiB each when EP leaves the node, per
-// DeepEP's defaults for 7K-wide hidden states; NVLink only within it).
+// dispatcher's send and receive copies of the routed rows on the busiest rank; the allgather
+// dispatcher's gathered tokens of the whole ETP×EP group (BF16) and the FP32 copy of its combined
+// outputs that it reduce-scatters back; DeepEP (flex) registers fixed NVLink and RDMA buffers
+// instead (~1 GiB each when EP leaves the node, per DeepEP's defaults for 7K-wide hidden states;
+// NVLink only within it).
 double DispatchBuffers(const TrainingSetup& s, const Dims& d) {
   const ModelShape& m = s.model;
-  if (m.experts <= 0 || s.par.ep <= 1) return 0;
-  if (s.feat.dispatcher == Dispatcher::kFlex) return s.par.ep * s.par.etp > 8 ? 2 * kGiB : kGiB;
+  const double group = static_cast<double>(s.par.ep) * s.par.etp;
+  if (m.experts <= 0 || group <= 1) return 0;
+  if (s.feat.dispatcher == Dispatcher::kFlex) return group > 8 ? 2 * kGiB : kGiB;
+  if (s.feat.dispatcher == Dispatcher::kAllgather) return d.sb / d.t * group * d.h * (2 + 4);
+  if (s.par.ep <= 1) return 0;
   double rows = d.sb * static_cast<double>(m.topk) / d.t * MoeBusiestLoad(s);
   return 2 * rows * d.h * 2;
 }

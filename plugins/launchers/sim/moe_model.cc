@@ -96,38 +96,51 @@ double AllToAll(const Ctx& x, double ep, double stride, double bytes, double int
   return std::max(nvlink, inter) + latency + (ep - 1) * 0.5e-6;
 }
 
+// The expert grid orders ranks etp-ep-edp-pp (MoE parallel folding): a rank's ETP peers are
+// adjacent, its EP peers ETP apart, and Megatron's dispatchers move tokens within that grid
+// [Megatron `token_dispatcher.py`: the dispatchers' tensor-parallel group is the expert TP group,
+// and allgather and flex work over the expert TP×EP group]:
+//   allgather  gathers every token of the ETP×EP group on every rank and reduce-scatters the
+//              outputs back;
+//   alltoall   all-to-all over EP (to the peer of the same ETP index), then an all-gather over
+//              ETP (every ETP rank of an expert needs all its tokens), reversed in the combine;
+//   flex       DeepEP over the ETP×EP group with top-k × ETP destinations: every ETP rank of a
+//              chosen expert receives the token; across the network once per destination node,
+//              forwarded over NVLink there, at the network's full bus bandwidth (DeepEP's README:
+//              43-47 GB/s RDMA per H800 on a ~50 GB/s CX7 NIC).
+// Every routed copy of a token goes to its expert's ranks; the busiest rank receives `moe_load`
+// times the mean.
 void AddExpertComm(const Ctx& x, LayerCost* cost) {
   const Parallelism& p = x.s.par;
   const ModelShape& m = x.s.model;
   double h = static_cast<double>(m.hidden);
   double local = x.tokens / x.tp * h * kBytesBf16;
   double k = static_cast<double>(m.topk);
+  const double ep = p.ep, etp = p.etp;
   double t = 0;
   if (x.s.feat.dispatcher == Dispatcher::kAllgather) {
-    double n = static_cast<double>(p.ep) * p.tp;
-    Link l = GroupLink(x, 1, n);
-    t = 2 * AllGather(l, n, local * n);
-  } else if (p.ep > 1) {
-    // The expert grid orders ranks etp-ep-edp-pp (MoE parallel folding), so EP ranks are ETP
-    // apart. Every routed copy of a token goes to its expert's rank; the busiest rank receives
-    // `moe_load` times the mean. DeepEP (flex) sends a token across the network once per
-    // destination node and forwards it over NVLink there, at the network's full bus bandwidth
-    // (DeepEP's README: 43-47 GB/s RDMA per H800 on a ~50 GB/s CX7 NIC).
-    double ep = p.ep, stride = p.etp;
-    double bytes = local * k * x.moe_load;
-    if (x.s.feat.dispatcher == Dispatcher::kFlex) {
+    double n = ep * etp;
+    t = 2 * AllGather(GroupLink(x, 1, n), n, local * n);
+  } else if (x.s.feat.dispatcher == Dispatcher::kFlex) {
+    double n = ep * etp;
+    if (n > 1) {
+      double bytes = local * k * etp * x.moe_load;
       double domain = static_cast<double>(x.c.NvlinkDomain());
-      double per_node = std::max(1.0, std::min(ep, std::floor(domain / stride)));
-      double nodes = ep / per_node;
+      double per_node = std::max(1.0, std::min(n, domain));
+      double nodes = n / per_node;
       double node_copies = nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
-      double dedup = nodes > 1 ? std::min(1.0, node_copies / k) : 1.0;
-      t = 2 * AllToAll(x, ep, stride, bytes * dedup, 1.0);
-    } else {
+      double dedup = nodes > 1 ? std::min(1.0, node_copies / (k * etp)) : 1.0;
+      t = 2 * AllToAll(x, n, 1, bytes * dedup, 1.0);
+    }
+  } else {
+    double bytes = local * k * x.moe_load;
+    if (ep > 1) {
       // NCCL's all-to-all reaches the bus bandwidth on an 8-GPU NVSwitch board but not across a
       // multi-node NVLink domain (mnnvl_alltoall_efficiency).
       const double nvlink_eff = x.c.NvlinkDomain() > 8 ? x.f.mnnvl_alltoall_efficiency : 1.0;
-      t = 2 * AllToAll(x, ep, stride, bytes, 0.5, nvlink_eff);
+      t = 2 * AllToAll(x, ep, etp, bytes, 0.5, nvlink_eff);
     }
+    t += 2 * AllGather(GroupLink(x, 1, etp), etp, bytes * etp);
   }
   if (x.s.feat.overlap_moe_comm) t *= 1.0 - x.f.comm_overlap_hidden;
   // --moe-shared-expert-overlap runs the shared experts on another stream during the dispatch

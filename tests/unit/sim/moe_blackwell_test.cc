@@ -2,6 +2,7 @@
 // `sim predict`, and the accuracy bench's slices (issue 24).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -213,6 +214,51 @@ TEST_CASE("NCCL's all-to-all runs below the bus bandwidth only across a multi-no
         Approx(EstimateStep(flex, Cluster("GB200", 16), full).ep_comm_s));
   CHECK(EstimateStep(a2a, Cluster("H100", 16)).ep_comm_s ==
         Approx(EstimateStep(a2a, Cluster("H100", 16), full).ep_comm_s));
+}
+
+TEST_CASE("The token dispatchers move tokens within the expert ETP x EP grid", "[sim][moe]") {
+  // Megatron's dispatchers work in the expert grid: allgather gathers over ETP x EP (not over the
+  // attention's TP x EP), alltoall adds an all-gather over ETP after its EP all-to-all, and flex
+  // sends each token to every ETP rank of its experts. Splitting the experts by ETP therefore
+  // costs dispatch traffic with every dispatcher.
+  // Moe(128) with these flags set (replaced where Moe gives them).
+  auto moe = [](const Flags& set) {
+    Flags f = Moe(128);
+    for (const auto& [key, value] : set) {
+      auto it = std::find_if(f.begin(), f.end(), [&](const auto& kv) { return kv.first == key; });
+      if (it != f.end()) it->second = value;
+      else f.emplace_back(key, value);
+    }
+    return f;
+  };
+  // Megatron accepts each of these plans; their EP communication per iteration.
+  auto ep_comm = [&](const char* dispatcher, int etp) {
+    Flags set = {{"--expert-model-parallel-size", "4"},
+                 {"--moe-token-dispatcher-type", dispatcher},
+                 {"--expert-tensor-parallel-size", std::to_string(etp)}};
+    const TrainingSetup setup = Setup(moe(set), 16);
+    INFO(dispatcher << " ETP " << etp << ": " << (setup.refusal ? setup.refusal->message : ""));
+    REQUIRE_FALSE(setup.refusal);
+    REQUIRE(setup.par.etp == etp);
+    return EstimateStep(setup, Cluster("H100", 16)).ep_comm_s;
+  };
+  // Allgather: 4 ranks of one board at ETP 1; 16 ranks over two nodes at ETP 4.
+  const double allgather1 = ep_comm("allgather", 1), allgather4 = ep_comm("allgather", 4);
+  CHECK(allgather4 > 4 * allgather1);
+  const double alltoall1 = ep_comm("alltoall", 1), alltoall2 = ep_comm("alltoall", 2);
+  CHECK(alltoall2 > 1.5 * alltoall1);
+  const double flex1 = ep_comm("flex", 1), flex2 = ep_comm("flex", 2);
+  CHECK(flex2 > 1.5 * flex1);
+  // The attention's TP does not widen the allgather when the experts are not split: TP 2 with
+  // ETP 1 gathers over EP alone, half the tokens per micro-batch in twice the micro-batches, so
+  // the step moves what TP 1 moves (over EP x TP it would move 7/3 times as much).
+  Flags tp2 = {{"--expert-model-parallel-size", "4"},
+               {"--moe-token-dispatcher-type", "allgather"},
+               {"--expert-tensor-parallel-size", "1"},
+               {"--tensor-model-parallel-size", "2"},
+               {"--sequence-parallel", ""}};
+  const double tp2_comm = EstimateStep(Setup(moe(tp2), 16), Cluster("H100", 16)).ep_comm_s;
+  CHECK(tp2_comm < 1.3 * allgather1);
 }
 
 const char* kHeader =
