@@ -102,4 +102,41 @@ std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInf
   return *micro_batches * stage_layers * per_layer * bytes / bandwidth;
 }
 
+std::optional<double> ExpertDispatchSeconds(const Recipe& recipe, const ClusterInfo& cluster,
+                                            const std::map<std::string, std::string>& defaults) {
+  std::optional<Fabric> fabric = AssumedFabric(cluster);
+  auto flag = [&](const std::string& key) { return PositiveFlag(recipe, defaults, key); };
+  const RecipeShape shape = ReadShape(recipe);
+  std::optional<double> layers = flag("--num-layers"), h = flag("--hidden-size");
+  std::optional<double> seq = flag("--seq-length");
+  std::optional<int> micro_batches = shape.MicroBatches();
+  if (shape.experts <= 0) return 0.0;
+  if (!fabric || !layers || !h || !seq || !micro_batches) return std::nullopt;
+  const std::string dispatcher = GetValue(recipe, "--moe-token-dispatcher-type")
+                                     .value_or(defaults.count("--moe-token-dispatcher-type")
+                                                   ? defaults.at("--moe-token-dispatcher-type")
+                                                   : "allgather");
+  const bool allgather = dispatcher == "allgather";
+  const double etp = shape.etp, ep = shape.ep;
+  if (etp <= 1 && !allgather) return 0.0;
+  const int per_node = std::max(1, recipe.topology.gpus_per_node);
+  const double tokens = *seq / shape.cp * shape.mbs / shape.tp;  // per rank, sequence-parallel
+  const double row = *h * 2;
+  double n = 0, gathered = 0;
+  if (allgather) {
+    n = etp * ep;
+    gathered = n * tokens * row;
+  } else {
+    n = etp;
+    gathered = n * tokens * flag("--moe-router-topk").value_or(2) * row;
+  }
+  if (n <= 1) return 0.0;
+  const double collective = (n - 1) / n * gathered / RingBandwidth(*fabric, per_node, 1, n);
+  const std::optional<std::string> granularity = GetValue(recipe, "--recompute-granularity");
+  const double forwards = granularity && *granularity == "full" ? 3 : 2;  // forward, backward(, again)
+  const double moe_share = 1 / flag("--moe-layer-freq").value_or(1);
+  const double stage_layers = *layers / std::max(1, shape.pp) * moe_share;
+  return *micro_batches * stage_layers * forwards * 2 * collective;
+}
+
 }  // namespace attune::agents

@@ -58,6 +58,18 @@ std::optional<double> ExposedDataParallelSeconds(const Recipe& recipe, const Clu
 std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInfo& cluster,
                                           const std::map<std::string, std::string>& defaults = {});
 
+// Seconds per iteration of the token traffic of `recipe`'s MoE layers (busiest stage) that
+// depends on the expert tensor-parallel size, the collectives Megatron's dispatchers run in the
+// expert grid (ETP peers adjacent, EP peers ETP apart): with the alltoall and flex dispatchers the
+// all-gather of the routed rows (m/TP·k·h·2 bytes per rank, m the micro-batch's tokens) over ETP
+// in the dispatch and its reduce-scatter before the combine; with the allgather dispatcher the
+// gather of every token of the ETP×EP group and its reduce-scatter. Each moves (n-1)/n of the
+// gathered bytes, in the forward, the backward and a full recomputation's forward. 0 for a dense
+// model or ETP 1 without the allgather dispatcher; std::nullopt without the model's shape, the
+// global batch or a known fabric.
+std::optional<double> ExpertDispatchSeconds(const Recipe& recipe, const ClusterInfo& cluster,
+                                            const std::map<std::string, std::string>& defaults = {});
+
 }  // namespace attune::agents
 
 #endif  // ATTUNE_PLUGINS_AGENTS_HEURISTIC_COMM_ESTIMATE_H_

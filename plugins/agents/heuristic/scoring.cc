@@ -339,6 +339,29 @@ std::optional<double> TpOverlapSpeed(const CampaignView& view, const Move& move,
   return hidden / (step - hidden);
 }
 
+// The speed an expert tensor-parallel move is worth from the dispatch traffic it adds or removes
+// (ExpertDispatchSeconds before and after): ETP 2 -> 1 drops the all-gather of every routed row
+// over the ETP pair, ETP 1 -> 8 under the allgather dispatcher gathers 8 times the tokens. The
+// catalog has one prior for every ETP move; this reads the recipe's dispatcher, top-k, shape and
+// fabric.
+std::optional<double> ExpertTpSpeed(const CampaignView& view, const Move& move,
+                                    const std::map<std::string, std::string>& defaults) {
+  const bool moves_etp = std::any_of(move.changes.begin(), move.changes.end(), [](const Change& c) {
+    return c.key == "--expert-tensor-parallel-size";
+  });
+  if (!moves_etp) return std::nullopt;
+  if (!view.leader_measurement || view.leader_measurement->step_time_s <= 0) return std::nullopt;
+  const double step = view.leader_measurement->step_time_s;
+  std::optional<Recipe> after_recipe = Apply(view.leader, move.changes);
+  if (!after_recipe) return std::nullopt;
+  std::optional<double> before = ExpertDispatchSeconds(view.leader, view.cluster, defaults);
+  std::optional<double> after = ExpertDispatchSeconds(*after_recipe, view.cluster, defaults);
+  if (!before || !after) return std::nullopt;
+  // At most half the step either way, as for the TP overlap: the links are the datasheet's.
+  const double saved = std::clamp(*before - *after, -0.5 * step, 0.5 * step);
+  return saved / (step - saved);
+}
+
 // The speed a smaller expert-parallel size is worth from the imbalance it relieves: every rank
 // waits for the busiest at each combine, so the expert layers (about kMoeTimeShare of a MoE
 // model's step) speed up by the ratio of the busiest rank's loads before and after. The catalog
@@ -471,6 +494,8 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
     e.speed = *overlap;
   } else if (std::optional<double> tp = TpOverlapSpeed(*ctx.view, move, ctx.defaults)) {
     e.speed = *tp;
+  } else if (std::optional<double> etp = ExpertTpSpeed(*ctx.view, move, ctx.defaults)) {
+    e.speed = *etp;
   } else {
     double base_speed =
         BlendMeasured(ctx, lever, shape.direction, SpeedPrior(ctx, lever, shape.direction)) *

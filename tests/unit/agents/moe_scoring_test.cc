@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "comm_estimate.h"
 #include "pairs.h"
 #include "param_memory.h"
 #include "reading.h"
@@ -203,4 +204,53 @@ TEST_CASE("no saver is paired with a change whose lever has a move that fits and
     CHECK(pair->beyond_gain == Approx(pair->hungry_gain - e16->gain));
     CHECK(pair->gain == Approx(pair->saver->speed + pair->confidence * pair->beyond_gain));
   }
+}
+
+TEST_CASE("an expert tensor-parallel move is valued by the dispatch traffic it adds or drops",
+          "[agents][scoring][moe]") {
+  constexpr const char* kEtp = "--expert-tensor-parallel-size";
+  // The DeepSeek-V3-like recipe at ETP 2, EP 8, top-8 and the alltoall dispatcher, sequence 4096:
+  // TP 2 x PP 4 on 32 nodes is DP 32, so the global batch of 64 is 2 micro-batches of 15 MoE
+  // layers per stage; selective recompute runs no forward again.
+  Recipe r = MoeRecipe("8");
+  for (auto& arg : r.args) {
+    if (arg.flag == kEtp) arg.values = {"2"};
+  }
+  r.args.push_back({"--seq-length", {"4096"}});
+  r.args.push_back({"--moe-router-topk", {"8"}});
+  r.args.push_back({"--moe-token-dispatcher-type", {"alltoall"}});
+  r.args.push_back({"--sequence-parallel", {}});
+  CampaignView view = MoeView(r, 110);  // a 1 s step on H100s: NVLink at 80% of 450 GB/s
+  view.levers.push_back({"expert_tensor_parallel", "", {kEtp}, {"communication", "memory_pressure"},
+                         -0.05, -0.1, true});
+  // The all-gather of each rank's 2048 x 8 routed rows over the ETP pair, and the reduce-scatter
+  // back, in the forward and the backward: 2 collectives x 2 passes x 15 layers x 2 micro-batches.
+  const double gathered = 2 * 2048.0 * 8 * 7168 * 2;
+  const double one = 0.5 * gathered / (450e9 * 0.8);
+  const double seconds = 2 * 15 * 2 * 2 * one;
+  std::optional<double> at2 = attune::agents::ExpertDispatchSeconds(r, view.cluster);
+  REQUIRE(at2);
+  CHECK(*at2 == Approx(seconds).epsilon(1e-9));
+  auto ctx = MakeScoringContext(view);
+  const Move down{"expert_tensor_parallel", {{kEtp, "2", "1"}}, "", {}};
+  auto e = EstimateMove(ctx, down, 0);
+  CHECK(e.direction == -1);
+  CHECK(e.speed == Approx(seconds / (1.0 - seconds)));
+  CHECK(e.speed > 0.05);  // the catalog's reverse prior alone
+  // Under the allgather dispatcher, ETP 8 gathers the tokens of 64 ranks over 8 nodes instead of
+  // 8 ranks of one board: far slower, whatever the catalog says.
+  Recipe ag = r;
+  for (auto& arg : ag.args) {
+    if (arg.flag == "--moe-token-dispatcher-type") arg.values = {"allgather"};
+    if (arg.flag == kEtp) arg.values = {"1"};
+  }
+  CampaignView ag_view = MoeView(ag, 110);
+  ag_view.levers = view.levers;
+  auto ag_ctx = MakeScoringContext(ag_view);
+  const Move up{"expert_tensor_parallel", {{kEtp, "1", "8"}}, "", {}};
+  CHECK(EstimateMove(ag_ctx, up, 0).speed < -0.2);
+  // A dense model has no dispatch.
+  Recipe dense = attune::testing::BaseRecipe();
+  dense.args.push_back({"--num-layers", {"32"}});
+  CHECK(attune::agents::ExpertDispatchSeconds(dense, view.cluster) == std::optional<double>(0.0));
 }
