@@ -80,8 +80,10 @@ LayerBytes PerToken(const Recipe& r, const LayerWeights& w, const RecipeShape& s
   if (rc.modules.count("mlp") == 0) dense += ffn * (gated + 1) / tp;
   double moe = norm_inputs + norm_outputs;
   if (w.experts > 0) {
-    double routed = h + (rc.modules.count("moe") ? 0.0 : expert_ffn * gated / etp) +
-                    (rc.modules.count("moe") || rc.modules.count("moe_act") ? 0.0 : expert_ffn / etp);
+    // A rank holds m·k·ETP/TP routed rows (its sequence-parallel share of the tokens, gathered
+    // over the ETP ranks of its experts), each of width h in and F/ETP out.
+    double routed = h * etp / tp + (rc.modules.count("moe") ? 0.0 : expert_ffn * gated / tp) +
+                    (rc.modules.count("moe") || rc.modules.count("moe_act") ? 0.0 : expert_ffn / tp);
     moe += w.topk * routed;
     if (shared_ffn > 0 && rc.modules.count("shared_experts") == 0) moe += shared_ffn * (gated + 1) / tp;
   }

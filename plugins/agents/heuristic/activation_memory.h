@@ -12,9 +12,10 @@
 //              (g query groups of a heads), core-attention output h/TP
 //   dense MLP  LayerNorm input h/T, its output (the fc1 input) h/T, fc1 output F·(2 gated, else
 //              1)/TP, activation output F/TP
-//   MoE MLP    LayerNorm input and output as above; per routed copy (top-k of them) the permuted
-//              input h, fc1 output F_e·(2|1)/ETP and activation F_e/ETP; shared experts as a
-//              dense MLP of their width
+//   MoE MLP    LayerNorm input and output as above; the routed rows a rank holds, ETP/TP per
+//              routed copy (top-k of them: its sequence-parallel share gathered over the ETP ranks
+//              of its experts), each the permuted input h, fc1 output F_e·(2|1)/ETP and
+//              activation F_e/ETP; shared experts as a dense MLP of their width
 //   dropout    one byte per element of the two residual dropouts' masks when --hidden-dropout > 0
 //              (Megatron's default is 0.1)
 //   unfused attention (--attention-backend unfused or local) also keeps 5 bytes per score:

@@ -147,3 +147,25 @@ TEST_CASE("an out-of-memory ban lifts where the change is predicted to need clea
   CHECK_FALSE(attune::agents::TouchesBanned(tried, change, 35.0));
   CHECK(attune::agents::BlockedOnlyByOutOfMemory(tried, view.leader, change));
 }
+
+TEST_CASE("a MoE layer keeps the routed rows its rank holds: ETP/TP per routed copy",
+          "[agents][memory]") {
+  // Dense() with 8 experts of width 512 (h/2, not gated), top-2, every layer MoE, on TP 2 with
+  // sequence parallelism. Per token and layer: the attention's 6h halved (3h), the MoE block's
+  // LayerNorm input and output h/2 each, and per routed copy the permuted input h·ETP/TP plus
+  // fc1's output and the activation, F_e/TP each: ETP 1 keeps 2 × (h/2 + h/2) = 2h, ETP 2 (each
+  // rank holding its ETP peer's rows too) 2 × (h + h/2) = 3h.
+  Recipe moe = With(Dense(), {{"--num-experts", std::nullopt, "8"},
+                              {"--moe-router-topk", std::nullopt, "2"},
+                              {"--moe-ffn-hidden-size", std::nullopt, "512"},
+                              {"--tensor-model-parallel-size", std::nullopt, "2"},
+                              {"--sequence-parallel", std::nullopt, ""}});
+  const double per_layer_h = 2048 * 4 * 1024 * 2.0;  // bytes of one h-wide element per token, all layers
+  Recipe etp1 = With(moe, {{"--expert-tensor-parallel-size", std::nullopt, "1"}});
+  Recipe etp2 = With(moe, {{"--expert-tensor-parallel-size", std::nullopt, "2"}});
+  REQUIRE(ActivationBytes(etp1));
+  CHECK(*ActivationBytes(etp1) == Approx(6 * per_layer_h));
+  CHECK(*ActivationBytes(etp2) == Approx(7 * per_layer_h));
+  // ETP absent is TP's: the same as ETP 2.
+  CHECK(*ActivationBytes(moe) == Approx(*ActivationBytes(etp2)));
+}
