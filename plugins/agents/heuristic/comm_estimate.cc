@@ -46,6 +46,33 @@ std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster) {
   return Fabric{nvlink * kGB * kBusEfficiency, nic_gbit / 8 * kGB * kBusEfficiency};
 }
 
+namespace {
+
+// What the per-layer collective estimates read: the fabric, the recipe's parallel shape, and
+// the layers, width, sequence and micro-batches of its busiest stage.
+struct StageShape {
+  Fabric fabric;
+  RecipeShape shape;
+  double layers = 0, h = 0, seq = 0;
+  int micro_batches = 0;
+  int per_node = 1;
+};
+
+std::optional<StageShape> ReadStage(const Recipe& recipe, const ClusterInfo& cluster,
+                                    const std::map<std::string, std::string>& defaults) {
+  std::optional<Fabric> fabric = AssumedFabric(cluster);
+  std::optional<double> layers = PositiveFlag(recipe, defaults, "--num-layers");
+  std::optional<double> h = PositiveFlag(recipe, defaults, "--hidden-size");
+  std::optional<double> seq = PositiveFlag(recipe, defaults, "--seq-length");
+  const RecipeShape shape = ReadShape(recipe);
+  std::optional<int> micro_batches = shape.MicroBatches();
+  if (!fabric || !layers || !h || !seq || !micro_batches) return std::nullopt;
+  return StageShape{*fabric, shape, *layers, *h, *seq, *micro_batches,
+                    std::max(1, recipe.topology.gpus_per_node)};
+}
+
+}  // namespace
+
 std::optional<double> GradReduceSeconds(const Recipe& recipe, const ClusterInfo& cluster,
                                         const std::map<std::string, std::string>& defaults) {
   std::optional<Fabric> fabric = AssumedFabric(cluster);
@@ -78,17 +105,13 @@ std::optional<double> ExposedDataParallelSeconds(const Recipe& recipe, const Clu
 
 std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInfo& cluster,
                                           const std::map<std::string, std::string>& defaults) {
-  std::optional<Fabric> fabric = AssumedFabric(cluster);
   auto flag = [&](const std::string& key) { return PositiveFlag(recipe, defaults, key); };
-  const RecipeShape shape = ReadShape(recipe);
-  std::optional<double> layers = flag("--num-layers"), h = flag("--hidden-size");
-  std::optional<double> seq = flag("--seq-length");
-  std::optional<int> micro_batches = shape.MicroBatches();
-  if (!fabric || shape.tp <= 1 || !layers || !h || !seq || !micro_batches) return std::nullopt;
+  std::optional<StageShape> st = ReadStage(recipe, cluster, defaults);
+  if (!st || st->shape.tp <= 1) return std::nullopt;
+  const RecipeShape& shape = st->shape;
   const double tp = shape.tp;
-  const int per_node = std::max(1, recipe.topology.gpus_per_node);
   const double bandwidth =
-      shape.tp <= per_node ? fabric->nvlink_bytes_per_s : fabric->nic_bytes_per_s;
+      shape.tp <= st->per_node ? st->fabric.nvlink_bytes_per_s : st->fabric.nic_bytes_per_s;
   const std::optional<std::string> granularity = GetValue(recipe, "--recompute-granularity");
   const double dense = granularity && *granularity == "full" ? 14 : 10;
   // A MoE layer: the attention's collectives, and the experts' only when they are split by ETP.
@@ -97,21 +120,18 @@ std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInf
   const double experts = flag("--num-experts").value_or(0);
   const double moe_share = experts > 0 ? 1 / flag("--moe-layer-freq").value_or(1) : 0;
   const double per_layer = (1 - moe_share) * dense + moe_share * moe;
-  const double bytes = (tp - 1) / tp * (*seq / shape.cp) * shape.mbs * *h * 2;
-  const double stage_layers = *layers / std::max(1, shape.pp);
-  return *micro_batches * stage_layers * per_layer * bytes / bandwidth;
+  const double bytes = (tp - 1) / tp * (st->seq / shape.cp) * shape.mbs * st->h * 2;
+  const double stage_layers = st->layers / std::max(1, shape.pp);
+  return st->micro_batches * stage_layers * per_layer * bytes / bandwidth;
 }
 
 std::optional<double> ExpertDispatchSeconds(const Recipe& recipe, const ClusterInfo& cluster,
                                             const std::map<std::string, std::string>& defaults) {
-  std::optional<Fabric> fabric = AssumedFabric(cluster);
   auto flag = [&](const std::string& key) { return PositiveFlag(recipe, defaults, key); };
-  const RecipeShape shape = ReadShape(recipe);
-  std::optional<double> layers = flag("--num-layers"), h = flag("--hidden-size");
-  std::optional<double> seq = flag("--seq-length");
-  std::optional<int> micro_batches = shape.MicroBatches();
-  if (shape.experts <= 0) return 0.0;
-  if (!fabric || !layers || !h || !seq || !micro_batches) return std::nullopt;
+  if (ReadShape(recipe).experts <= 0) return 0.0;
+  std::optional<StageShape> st = ReadStage(recipe, cluster, defaults);
+  if (!st) return std::nullopt;
+  const RecipeShape& shape = st->shape;
   const std::string dispatcher = GetValue(recipe, "--moe-token-dispatcher-type")
                                      .value_or(defaults.count("--moe-token-dispatcher-type")
                                                    ? defaults.at("--moe-token-dispatcher-type")
@@ -119,9 +139,8 @@ std::optional<double> ExpertDispatchSeconds(const Recipe& recipe, const ClusterI
   const bool allgather = dispatcher == "allgather";
   const double etp = shape.etp, ep = shape.ep;
   if (etp <= 1 && !allgather) return 0.0;
-  const int per_node = std::max(1, recipe.topology.gpus_per_node);
-  const double tokens = *seq / shape.cp * shape.mbs / shape.tp;  // per rank, sequence-parallel
-  const double row = *h * 2;
+  const double tokens = st->seq / shape.cp * shape.mbs / shape.tp;  // per rank, sequence-parallel
+  const double row = st->h * 2;
   double n = 0, gathered = 0;
   if (allgather) {
     n = etp * ep;
@@ -131,12 +150,12 @@ std::optional<double> ExpertDispatchSeconds(const Recipe& recipe, const ClusterI
     gathered = n * tokens * flag("--moe-router-topk").value_or(2) * row;
   }
   if (n <= 1) return 0.0;
-  const double collective = (n - 1) / n * gathered / RingBandwidth(*fabric, per_node, 1, n);
+  const double collective = (n - 1) / n * gathered / RingBandwidth(st->fabric, st->per_node, 1, n);
   const std::optional<std::string> granularity = GetValue(recipe, "--recompute-granularity");
   const double forwards = granularity && *granularity == "full" ? 3 : 2;  // forward, backward(, again)
   const double moe_share = 1 / flag("--moe-layer-freq").value_or(1);
-  const double stage_layers = *layers / std::max(1, shape.pp) * moe_share;
-  return *micro_batches * stage_layers * forwards * 2 * collective;
+  const double stage_layers = st->layers / std::max(1, shape.pp) * moe_share;
+  return st->micro_batches * stage_layers * forwards * 2 * collective;
 }
 
 }  // namespace attune::agents
