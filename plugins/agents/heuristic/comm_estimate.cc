@@ -46,6 +46,25 @@ std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster) {
   return Fabric{nvlink * kGB * kBusEfficiency, nic_gbit / 8 * kGB * kBusEfficiency};
 }
 
+std::optional<double> AssumedBf16Peak(const ClusterInfo& cluster) {
+  const std::string& t = cluster.device_type;
+  double tflops = 0;
+  if (StartsWith(t, "A100")) {
+    tflops = 312;
+  } else if (StartsWith(t, "H100") || StartsWith(t, "H200") || StartsWith(t, "H800")) {
+    tflops = 989;
+  } else if (StartsWith(t, "GB300")) {
+    tflops = 2500;
+  } else if (StartsWith(t, "GB200")) {
+    tflops = 2450;
+  } else if (StartsWith(t, "B300") || StartsWith(t, "B200")) {
+    tflops = 2250;
+  } else {
+    return std::nullopt;
+  }
+  return tflops * 1e12;
+}
+
 namespace {
 
 // What the per-layer collective estimates read: the fabric, the recipe's parallel shape, and

@@ -30,6 +30,11 @@ struct Fabric {
 // device that is not a known NVIDIA data-centre GPU.
 std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster);
 
+// The dense BF16 tensor-core peak (FLOP/s per GPU) of `cluster`'s device type, from the vendors'
+// datasheets (without sparsity): A100 312 T, H100 and H200 989 T, B200 and B300 2,250 T, GB200
+// 2,450 T, GB300 2,500 T; std::nullopt for another device.
+std::optional<double> AssumedBf16Peak(const ClusterInfo& cluster);
+
 // Seconds per iteration of the gradient reduce (a reduce-scatter under the distributed
 // optimizer, an all-reduce without) of `recipe`'s busiest stage over its data-parallel groups,
 // dense and expert; std::nullopt without the model's shape or a known fabric.

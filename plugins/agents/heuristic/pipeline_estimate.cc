@@ -22,6 +22,20 @@ double OutputLayerInLayers(const Recipe& recipe, const std::map<std::string, std
   return w->hidden * *vocab / (w->ActivePerLayer() + seq * w->hidden);
 }
 
+double MoeOutputLayerInLayers(const Recipe& recipe, const std::map<std::string, std::string>& defaults,
+                              const ClusterInfo& cluster, double tokens_per_s_per_gpu) {
+  const double flops_ratio = OutputLayerInLayers(recipe, defaults);
+  std::optional<LayerWeights> w = ReadLayerWeights(recipe, defaults);
+  std::optional<double> vocab = PositiveFlag(recipe, defaults, "--vocab-size");
+  std::optional<double> peak = AssumedBf16Peak(cluster);
+  if (flops_ratio <= 0 || !w || w->experts <= 0 || !vocab || !peak || tokens_per_s_per_gpu <= 0) {
+    return flops_ratio;
+  }
+  const double share = tokens_per_s_per_gpu * 6 * w->hidden * *vocab / (kOutputLayerEfficiency * *peak);
+  if (share >= 0.5) return flops_ratio;  // the rate does not fit the assumption; keep the FLOPs
+  return std::min(flops_ratio, share / (1 - share) * w->layers);
+}
+
 std::optional<double> PipelineSpeed(const ScoringContext& ctx, const Move& move) {
   if (std::none_of(move.changes.begin(), move.changes.end(),
                    [](const Change& c) { return c.key == "--pipeline-model-parallel-size"; })) {
@@ -38,8 +52,13 @@ std::optional<double> PipelineSpeed(const ScoringContext& ctx, const Move& move)
   const std::optional<double> layers = PositiveFlag(leader, move.defaults, "--num-layers");
   double last_before = 1, last_after = 1;  // (L + PP·e) / L of each recipe
   if (layers) {
-    last_before = 1 + before.pp * OutputLayerInLayers(leader, move.defaults) / *layers;
-    last_after = 1 + after.pp * OutputLayerInLayers(*after_recipe, move.defaults) / *layers;
+    const double rate = view.leader_measurement ? view.leader_measurement->tokens_per_s_per_gpu : 0;
+    // The after recipe's rate is unknown; its output layer weighs what the leader's does, in
+    // layers, unless it places its layers itself.
+    const double e = MoeOutputLayerInLayers(leader, move.defaults, view.cluster, rate);
+    const double e_after = OutputLayerInLayers(*after_recipe, move.defaults) > 0 ? e : 0.0;
+    last_before = 1 + before.pp * e / *layers;
+    last_after = 1 + after.pp * e_after / *layers;
   }
   const double compute = (last_after * (1 + after.Bubble())) / (last_before * (1 + before.Bubble())) *
                          (1 + kStageBoundaryCost * stages);

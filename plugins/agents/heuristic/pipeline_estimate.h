@@ -36,6 +36,17 @@ inline constexpr double kStageBoundaryCost = 0.01;
 // --pipeline-model-parallel-layout, --account-for-loss-in-pipeline-split) or lacks the shape.
 double OutputLayerInLayers(const Recipe& recipe, const std::map<std::string, std::string>& defaults);
 
+// The same for a MoE recipe, from the leader's measured rate where that says less: a MoE layer's
+// time is mostly not its FLOPs (small per-expert GEMMs, the router and permutation, the dispatch
+// and its host sync), so its active weights undercount it. The output layer (its logits GEMM and
+// loss) is taken to run at kOutputLayerEfficiency of the GPU's BF16 peak; its share of the GPU
+// time per token is then tokens/s/GPU × 6hV / that rate, and the rest is the L decoder layers'.
+// The smaller of this and OutputLayerInLayers; OutputLayerInLayers for a dense recipe, or without
+// a measured rate or a known GPU.
+inline constexpr double kOutputLayerEfficiency = 0.6;
+double MoeOutputLayerInLayers(const Recipe& recipe, const std::map<std::string, std::string>& defaults,
+                              const ClusterInfo& cluster, double tokens_per_s_per_gpu);
+
 // The relative speed change of a move that changes --pipeline-model-parallel-size (see the
 // header); std::nullopt for any other move or when the batch does not say how many micro-batches
 // each pipeline runs. Without the leader's step time, or the shape or fabric for the

@@ -12,6 +12,7 @@
 
 #include "comm_estimate.h"
 #include "pairs.h"
+#include "pipeline_estimate.h"
 #include "param_memory.h"
 #include "reading.h"
 #include "scoring.h"
@@ -253,4 +254,33 @@ TEST_CASE("an expert tensor-parallel move is valued by the dispatch traffic it a
   Recipe dense = attune::testing::BaseRecipe();
   dense.args.push_back({"--num-layers", {"32"}});
   CHECK(attune::agents::ExpertDispatchSeconds(dense, view.cluster) == std::optional<double>(0.0));
+}
+
+TEST_CASE("a MoE recipe's output layer weighs what the measured rate says, when that is less",
+          "[agents][scoring][moe]") {
+  // The DeepSeek-V3-like recipe with a 129,280 vocabulary, measured at 1,000 tokens/s/GPU on
+  // H100s: the logits GEMM and loss, 6hV FLOPs a token at 60% of 989 TFLOP/s, take under 1% of
+  // the GPU time, where the layers' active weights would make them about a layer's worth.
+  Recipe r = MoeRecipe("8");
+  r.args.push_back({"--vocab-size", {"129280"}});
+  r.args.push_back({"--seq-length", {"4096"}});
+  CampaignView view = MoeView(r, 110);
+  const double flops = attune::agents::OutputLayerInLayers(r, {});
+  REQUIRE(flops > 0.5);
+  const double share = 1000 * 6 * 7168.0 * 129280 / (0.6 * 989e12);
+  const double measured =
+      attune::agents::MoeOutputLayerInLayers(r, {}, view.cluster, view.leader_measurement->tokens_per_s_per_gpu);
+  CHECK(measured == Approx(share / (1 - share) * 60));
+  CHECK(measured < flops);
+  // A rate that would make the output layer the larger share keeps the FLOP ratio (min).
+  CHECK(attune::agents::MoeOutputLayerInLayers(r, {}, view.cluster, 1e6) == Approx(flops));
+  // A dense recipe keeps the FLOP ratio whatever the rate.
+  Recipe dense = attune::testing::BaseRecipe();
+  dense.args.push_back({"--num-layers", {"32"}});
+  dense.args.push_back({"--hidden-size", {"4096"}});
+  dense.args.push_back({"--num-attention-heads", {"32"}});
+  dense.args.push_back({"--vocab-size", {"128256"}});
+  dense.args.push_back({"--seq-length", {"8192"}});
+  CHECK(attune::agents::MoeOutputLayerInLayers(dense, {}, view.cluster, 1000) ==
+        Approx(attune::agents::OutputLayerInLayers(dense, {})));
 }
