@@ -8,15 +8,19 @@ accepts the newer dashed spellings (`--nproc-per-node`, `--nnodes`, ...). torch 
 `--standalone` always binds its rendezvous store to port 29400, so two local jobs at once (tests
 run in parallel, a campaign with two jobs in flight) collide with "Address already in use"; the
 shim turns `--standalone` into an explicit c10d rendezvous on a free port, as newer torch releases
-do. Then it runs torch.distributed.run unchanged:
+do. Without `--log-dir`, torch 1.13 makes a `torchelastic_*` folder in the temp directory for every
+run and never removes it (hundreds piled up under /tmp); the shim gives it a folder of its own and
+removes that when torchrun returns or raises. Then it runs torch.distributed.run unchanged:
 
     /usr/bin/python3 tools/minigpt/torchrun_compat.py --standalone --nproc-per-node 2 \
         tools/minigpt/pretrain_gpt.py --micro-batch-size 1 ...
 """
 
 import re
+import shutil
 import socket
 import sys
+import tempfile
 import uuid
 
 from torch.distributed.elastic.multiprocessing import api as mp_api
@@ -83,6 +87,29 @@ def _standalone_on_free_port(argv):
     return launcher + rdzv + argv[i:]
 
 
+def _launcher_options(argv):
+    """The launcher's own options: the words before the training script."""
+    i = 0
+    while i < len(argv) and argv[i].startswith('-'):
+        i += 1
+        if '=' not in argv[i - 1] and argv[i - 1] not in _SWITCHES and i < len(argv):
+            i += 1
+    return argv[:i]
+
+
+def _with_own_log_dir(argv):
+    """Adds `--log_dir` on a fresh temporary folder unless the caller gave one; (argv, folder)."""
+    if any(a == '--log_dir' or a.startswith('--log_dir=') for a in _launcher_options(argv)):
+        return argv, None
+    folder = tempfile.mkdtemp(prefix='torchelastic_')
+    return ['--log_dir', folder] + argv, folder
+
+
 if __name__ == '__main__':
     mp_api.Std.from_str = classmethod(lambda cls, vm: _std_from_str(vm))
-    sys.exit(torchrun_main(_standalone_on_free_port(_translate(sys.argv[1:]))))
+    ARGV, LOG_DIR = _with_own_log_dir(_standalone_on_free_port(_translate(sys.argv[1:])))
+    try:
+        sys.exit(torchrun_main(ARGV))
+    finally:
+        if LOG_DIR:
+            shutil.rmtree(LOG_DIR, ignore_errors=True)

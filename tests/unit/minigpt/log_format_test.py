@@ -1,5 +1,9 @@
 """minigpt prints Megatron-LM's iteration, memory and marker lines exactly (reference section 3)."""
 
+import os
+import shutil
+import tempfile
+
 from minigpt_testlib import ITERATION_RE, MEMORY_RE, TINY, check, iteration_records, run
 
 
@@ -35,7 +39,13 @@ def main():
     # Two data-parallel ranks share one stdout: every line must still be whole (one write per
     # line, even under PYTHONUNBUFFERED=1).
     for _ in range(2):
-        dp_out = run(TINY, env={'PYTHONUNBUFFERED': '1'}, nproc=2).stdout
+        # In a temp directory of its own: torchrun_compat must leave nothing there (torch 1.13's
+        # torchrun leaves a torchelastic_* folder per run without --log-dir).
+        scratch = tempfile.mkdtemp(prefix='minigpt-tmp-')
+        dp_out = run(TINY, env={'PYTHONUNBUFFERED': '1', 'TMPDIR': scratch}, nproc=2).stdout
+        left = os.listdir(scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
+        check(left == [], 'torchrun_compat left in the temp directory: {}'.format(left))
         dp_records = iteration_records(dp_out)
         check([int(r['it']) for r in dp_records] == [1, 2, 3, 4],
               'data-parallel run: iteration lines broken or missing:\n' + dp_out)
