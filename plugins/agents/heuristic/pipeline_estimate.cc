@@ -10,11 +10,22 @@
 
 namespace attune::agents {
 
-double OutputLayerInLayers(const Recipe& recipe, const std::map<std::string, std::string>& defaults) {
+namespace {
+
+// Whether the recipe places its layers itself, so that the last stage's output layer is not on
+// top of an even share of decoder layers.
+bool PlacesLayers(const Recipe& recipe) {
   for (const char* placed : {"--decoder-last-pipeline-num-layers", "--pipeline-model-parallel-layout",
                              "--account-for-loss-in-pipeline-split"}) {
-    if (GetValue(recipe, placed)) return 0;
+    if (GetValue(recipe, placed)) return true;
   }
+  return false;
+}
+
+}  // namespace
+
+double OutputLayerInLayers(const Recipe& recipe, const std::map<std::string, std::string>& defaults) {
+  if (PlacesLayers(recipe)) return 0;
   std::optional<LayerWeights> w = ReadLayerWeights(recipe, defaults);
   std::optional<double> vocab = PositiveFlag(recipe, defaults, "--vocab-size");
   if (!w || !vocab) return 0;
@@ -56,7 +67,7 @@ std::optional<double> PipelineSpeed(const ScoringContext& ctx, const Move& move)
     // The after recipe's rate is unknown; its output layer weighs what the leader's does, in
     // layers, unless it places its layers itself.
     const double e = MoeOutputLayerInLayers(leader, move.defaults, view.cluster, rate);
-    const double e_after = OutputLayerInLayers(*after_recipe, move.defaults) > 0 ? e : 0.0;
+    const double e_after = PlacesLayers(*after_recipe) ? 0.0 : e;
     last_before = 1 + before.pp * e / *layers;
     last_after = 1 + after.pp * e_after / *layers;
   }
