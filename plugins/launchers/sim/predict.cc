@@ -233,6 +233,33 @@ void AddPrecision(const CalibrationRow& row, const GpuSpec& gpu, Recipe* r, std:
   notes->push_back("fp8-param-gather");
 }
 
+// Whether a row ran fully sharded data parallelism (Megatron-FSDP or torch FSDP2): an `fsdp`
+// column ("1", "yes", "on", "true"; "0", "no", "off", "false", "/" or "-" say it did not), or, where
+// the table has no such column, a note that says "FSDP on", "FSDP: 1", "FSDP=yes", "Megatron-FSDP"
+// or "FSDP2". A bare "FSDP" is not enough: tables print "FSDP /" for "not used".
+bool FsdpStated(const CalibrationRow& row) {
+  auto truthy = [](std::string v) {
+    v.erase(0, v.find_first_not_of(" :="));
+    for (const char* yes : {"1", "yes", "on", "true", "y"}) {
+      if (v == yes || StartsWith(v, std::string(yes) + " ") || StartsWith(v, std::string(yes) + ";") ||
+          StartsWith(v, std::string(yes) + ",")) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::string cell = Lower(Cell(row, "fsdp"));
+  if (!cell.empty()) return truthy(cell);
+  std::string text = Lower(Cell(row, "notes"));
+  if (Contains(text, "megatron-fsdp") || Contains(text, "megatron fsdp") || Contains(text, "fsdp2")) {
+    return true;
+  }
+  for (size_t at = text.find("fsdp"); at != std::string::npos; at = text.find("fsdp", at + 4)) {
+    if (truthy(text.substr(at + 4))) return true;
+  }
+  return false;
+}
+
 void AddFeatures(const CalibrationRow& row, Recipe* r, std::vector<std::string>* notes) {
   std::string sp = Lower(Cell(row, "seq_parallel"));
   if (StartsWith(sp, "yes") ||
@@ -244,6 +271,11 @@ void AddFeatures(const CalibrationRow& row, Recipe* r, std::vector<std::string>*
   bool dist_opt = !StartsWith(dist, "no");
   if (dist.empty()) notes->push_back("distributed_optimizer");
   Add(r, "--overlap-grad-reduce");
+  if (FsdpStated(row)) {
+    // Fully sharded: weights, gradients and optimizer state in 1/DP slices, gathered per layer.
+    Add(r, "--use-megatron-fsdp");
+    notes->push_back("fsdp");
+  }
   if (dist_opt) {
     Add(r, "--use-distributed-optimizer");
     Add(r, "--overlap-param-gather");
@@ -469,7 +501,9 @@ constexpr const char* kPredictHelp =
     "calibration CSV (the columns of ../shared/calibration/published_throughput.csv, plus the\n"
     "optional ones tools/bench/sim_accuracy/data/README.md lists: etp, moe_ffn_hidden,\n"
     "moe_shared_ffn_hidden, moe_layer_freq_or_dense_layers, attention, head_dim,\n"
-    "attention_window, window_attn_skip_freq, fp8_recipe, framework, mtp_layers, pp_layout).\n"
+    "attention_window, window_attn_skip_freq, fp8_recipe, framework, mtp_layers, pp_layout,\n"
+    "fsdp). A row runs fully sharded (Megatron-FSDP) when its fsdp cell says 1/yes/on or, without\n"
+    "that column, its notes say \"FSDP on\", \"FSDP: 1\", \"Megatron-FSDP\" or \"FSDP2\".\n"
     "Writes one line per input row (row, predicted_step_time_s,\n"
     "predicted_tokens_per_sec_per_gpu, predicted_tflops_per_gpu, predicted_memory_gib, status,\n"
     "assumptions) to OUT, or to standard output. A row the model does not run says why in\n"

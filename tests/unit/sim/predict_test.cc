@@ -116,6 +116,53 @@ TEST_CASE("a row's pipeline layout and MTP depths reach the plan; unstated uneve
   CHECK(split->setup.par.rank_loads[3].mtp_layers == 1);
 }
 
+TEST_CASE("a row runs fully sharded when its fsdp cell or its notes say so, not when they print FSDP /", "[sim][predict]") {
+  // Qwen3-235B-A22B at TP 2 x EP 8 on 256 H100 (the ModelZoo's intra-node-EP FSDP row): replicated
+  // over its 32 expert-data-parallel ranks with a distributed optimizer it needs far more than
+  // 80 GB; sharded it fits.
+  CalibrationRow row = {{"source", "test"},     {"model", "Qwen3-235B-A22B"}, {"layers", "94"},
+                        {"hidden", "4096"},     {"ffn_hidden", "12288"},      {"heads", "64"},
+                        {"kv_heads", "4"},      {"seq_len", "4096"},          {"vocab", "151936"},
+                        {"moe_experts", "128"}, {"moe_topk", "8"},            {"moe_ffn_hidden", "1536"},
+                        {"gpu", "H100-SXM-80GB"}, {"num_gpus", "256"},        {"tp", "2"},
+                        {"pp", "1"},            {"ep", "8"},                  {"mbs", "4"},
+                        {"gbs", "2048"},        {"precision", "BF16"},        {"recompute", "full"}};
+  struct Seen {
+    bool fsdp = false;
+    double memory_gib = 0;
+    bool noted = false;
+  };
+  auto run = [&](const std::string& notes, const std::string& cell) {
+    row["notes"] = notes;
+    if (cell.empty()) {
+      row.erase("fsdp");
+    } else {
+      row["fsdp"] = cell;
+    }
+    Prediction prediction = PredictRow(0, row);
+    auto model = ModelFromCalibrationRow(row);
+    Seen seen;
+    if (!prediction.ok() || !model.ok()) return seen;
+    seen.fsdp = model->setup.feat.fsdp;
+    seen.memory_gib = prediction.memory_gib;
+    seen.noted = prediction.assumptions.find("fsdp") != std::string::npos;
+    return seen;
+  };
+  Seen on = run("Intra-node EP strategy; dispatcher DeepEP; EDP 32; FSDP On; step time 17.6 s", "");
+  Seen off = run("Cross-node EP strategy; dispatcher DeepEP; EDP 1; FSDP /; step time 19.7 s", "");
+  Seen megatron = run("trained with Megatron-FSDP", "");
+  Seen column_no = run("FSDP on", "0");
+  Seen column_yes = run("", "yes");
+  CHECK(on.fsdp);
+  CHECK(on.noted);
+  CHECK(on.memory_gib < 80);
+  CHECK_FALSE(off.fsdp);
+  CHECK(off.memory_gib > 2 * on.memory_gib);
+  CHECK(megatron.fsdp);
+  CHECK_FALSE(column_no.fsdp);  // a stated column wins over the notes
+  CHECK(column_yes.fsdp);
+}
+
 TEST_CASE("attune sim predict --help says what it reads and writes; a stray argument is a usage error", "[sim][predict]") {
   std::ostringstream out, err;
   CHECK(RunPredictCommand({"--help"}, out, err) == 0);
