@@ -17,20 +17,24 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-// A ring over `n` ranks `stride` apart: inside one node over NVLink; across nodes through the
-// NICs of the group's members in each node (NCCL runs a channel per NIC), up to NVLink's rate.
+// A ring over `n` ranks `stride` apart: inside one NVLink domain over NVLink; across domains
+// through the NICs of the group's members in each node (NCCL runs a channel per NIC), up to
+// NVLink's rate.
 double RingBandwidth(const Fabric& f, int gpus_per_node, double stride, double n) {
+  if (stride * n <= NvlinkReach(f, gpus_per_node)) return f.nvlink_bytes_per_s;
   const double per_node = std::max(1, gpus_per_node);
-  if (stride * n <= per_node) return f.nvlink_bytes_per_s;
   const double members = std::clamp(std::floor(per_node / stride), 1.0, n);
   return std::min(f.nvlink_bytes_per_s, f.nic_bytes_per_s * members);
 }
 
 }  // namespace
 
+int NvlinkReach(const Fabric& f, int gpus_per_node) { return std::max({1, gpus_per_node, f.nvlink_domain}); }
+
 std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster) {
   const std::string& t = cluster.device_type;
   double nvlink = 0, nic_gbit = 0;
+  const int domain = StartsWith(t, "GB200") || StartsWith(t, "GB300") ? 72 : 0;
   if (StartsWith(t, "A100")) {
     nvlink = 300, nic_gbit = 200;
   } else if (StartsWith(t, "H100") || StartsWith(t, "H200") || StartsWith(t, "H800") ||
@@ -43,7 +47,7 @@ std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster) {
   } else {
     return std::nullopt;
   }
-  return Fabric{nvlink * kGB * kBusEfficiency, nic_gbit / 8 * kGB * kBusEfficiency};
+  return Fabric{nvlink * kGB * kBusEfficiency, nic_gbit / 8 * kGB * kBusEfficiency, domain};
 }
 
 std::optional<double> AssumedBf16Peak(const ClusterInfo& cluster) {
@@ -92,6 +96,11 @@ std::optional<StageShape> ReadStage(const Recipe& recipe, const ClusterInfo& clu
 
 }  // namespace
 
+int NvlinkReach(const ClusterInfo& cluster, int gpus_per_node) {
+  std::optional<Fabric> f = AssumedFabric(cluster);
+  return f ? NvlinkReach(*f, gpus_per_node) : std::max(1, gpus_per_node);
+}
+
 std::optional<double> GradReduceSeconds(const Recipe& recipe, const ClusterInfo& cluster,
                                         const std::map<std::string, std::string>& defaults) {
   std::optional<Fabric> fabric = AssumedFabric(cluster);
@@ -130,7 +139,8 @@ std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInf
   const RecipeShape& shape = st->shape;
   const double tp = shape.tp;
   const double bandwidth =
-      shape.tp <= st->per_node ? st->fabric.nvlink_bytes_per_s : st->fabric.nic_bytes_per_s;
+      shape.tp <= NvlinkReach(st->fabric, st->per_node) ? st->fabric.nvlink_bytes_per_s
+                                                         : st->fabric.nic_bytes_per_s;
   const std::optional<std::string> granularity = GetValue(recipe, "--recompute-granularity");
   const double dense = granularity && *granularity == "full" ? 14 : 10;
   // A MoE layer: the attention's collectives, and the experts' only when they are split by ETP.

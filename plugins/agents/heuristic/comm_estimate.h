@@ -7,8 +7,10 @@
 // systems' (DGX / HGX / NVL72 datasheets): NVLink per GPU one way — A100 300 GB/s, H100 and H200
 // 450 GB/s, Blackwell 900 GB/s — and one NIC per GPU between nodes — 200 Gb/s (HDR) on A100,
 // 400 Gb/s (NDR / ConnectX-7) on Hopper, B200 and GB200, 800 Gb/s (ConnectX-8) on B300 and GB300
-// — with NCCL reaching kBusEfficiency of them. A cluster with slower links makes the estimate
-// too small; the heuristic then tries the overlap later, not never.
+// — with NCCL reaching kBusEfficiency of them. A GB200 or GB300 system is an NVL72 rack: its
+// NVLink reaches 72 GPUs, not only the 4 of a compute tray, so a group within 72 consecutive ranks
+// talks over NVLink. A cluster with slower links makes the estimate too small; the heuristic then
+// tries the overlap later, not never.
 #ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_COMM_ESTIMATE_H_
 #define ATTUNE_PLUGINS_AGENTS_HEURISTIC_COMM_ESTIMATE_H_
 
@@ -24,7 +26,13 @@ namespace attune::agents {
 struct Fabric {
   double nvlink_bytes_per_s = 0;  // per GPU, one way, as NCCL reaches it
   double nic_bytes_per_s = 0;     // per GPU between nodes, as NCCL reaches it
+  int nvlink_domain = 0;          // GPUs one NVLink fabric joins; 0: one node's
 };
+
+// The GPUs a group can span and still talk over NVLink: the fabric's NVLink domain, or the node.
+int NvlinkReach(const Fabric& f, int gpus_per_node);
+// The same for `cluster`'s device type (its node's GPUs when the type is not known).
+int NvlinkReach(const ClusterInfo& cluster, int gpus_per_node);
 
 // The fabric assumed for `cluster`'s device type (the header says which); std::nullopt for a
 // device that is not a known NVIDIA data-centre GPU.

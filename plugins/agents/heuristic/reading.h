@@ -7,11 +7,12 @@
 //   memory_headroom / memory_pressure  peak memory vs ClusterInfo::device_memory_gib
 //   oom                                a candidate built on the current leader failed out of memory
 //   pipeline_bubble                    (PP-1)/(M·VPP) from the Megatron parallel sizes
-//   communication                      TP spanning nodes; data-parallel reduce without overlap
+//   communication                      TP beyond the NVLink domain (the node; 72 GPUs on GB200 and
+//                                      GB300 racks); data-parallel reduce without overlap
 //   launch_overhead                    many micro-batches of size 1
 //   moe_imbalance                      few experts per expert-parallel rank: the busiest rank,
 //                                      which every rank waits for, carries well above the mean
-//   moe_dispatch                       the expert-parallel group spans nodes: routed tokens cross
+//   moe_dispatch                       the expert-parallel group spans NVLink domains: routed tokens cross
 //                                      the network twice per MoE layer
 //   compute_bound                      nothing else limits much
 // Merge rule: one Diagnosis per kind, the higher severity wins, evidence strings are joined.

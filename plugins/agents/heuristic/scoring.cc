@@ -268,7 +268,7 @@ double HistoryFactor(const ScoringContext& ctx, const Lever& lever, int directio
 }
 
 // Expert corrections the catalog priors cannot express: a larger micro-batch under PP grows the
-// bubble; TP across nodes pays inter-node all-reduces on every layer.
+// bubble; TP beyond the NVLink domain pays inter-node all-reduces on every layer.
 double ShapeCorrection(const ScoringContext& ctx, const Move& move) {
   const Recipe& leader = ctx.view->leader;
   RecipeShape before = ReadShape(leader);
@@ -282,7 +282,7 @@ double ShapeCorrection(const ScoringContext& ctx, const Move& move) {
     }
     if (c.key == "--tensor-model-parallel-size") {
       std::optional<double> to = Number(c.to);
-      if (to && *to > std::max(1, leader.topology.gpus_per_node)) correction -= 0.3;
+      if (to && *to > NvlinkReach(ctx.view->cluster, leader.topology.gpus_per_node)) correction -= 0.3;
     }
   }
   return correction;

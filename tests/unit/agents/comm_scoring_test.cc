@@ -260,3 +260,50 @@ TEST_CASE("TP comm overlap is valued by the TP collectives' share of the leader'
   cpu_view.levers = view.levers;
   CHECK(SpeedOf(cpu_view, overlap) == Approx(0.06));
 }
+
+TEST_CASE("a GB200 or GB300 rack's NVLink reaches 72 GPUs, not only the 4 of a compute tray",
+          "[agents][scoring]") {
+  // Llama-3-70B-like, TP 8 x PP 4 on 16 trays of 4 GPUs (DP 2): TP 8 spans two trays.
+  Recipe gb200 = Gpt3("4", "128", 16);
+  Set(&gb200, "--num-layers", "80");
+  Set(&gb200, "--hidden-size", "8192");
+  Set(&gb200, "--seq-length", "8192");
+  Set(&gb200, "--use-distributed-optimizer", "");
+  gb200.topology = {16, 4, "GB200"};
+  // The same recipe on B200 systems of 4 GPUs a node, whose NVLink ends at the node.
+  Recipe b200 = gb200;
+  b200.topology.gpu_type = "B200";
+  CampaignView gb_view = ViewOf(gb200, 16.0), b_view = ViewOf(b200, 16.0);
+
+  // TP 8's collectives: over NVLink inside the rack (80% of 900 GB/s), over the NICs (80% of
+  // 400 Gb/s) outside one.
+  const double one_nvlink = 7.0 / 8 * 8192 * 8192 * 2 / (900e9 * 0.8);
+  const double collectives = 64 * 20 * 10 * one_nvlink;  // 64 micro-batches of 20 layers
+  REQUIRE(TpCollectiveSeconds(gb200, gb_view.cluster));
+  CHECK(*TpCollectiveSeconds(gb200, gb_view.cluster) == Approx(collectives).epsilon(1e-9));
+  CHECK(*TpCollectiveSeconds(b200, b_view.cluster) == Approx(collectives * 900 / 50).epsilon(1e-9));
+
+  // The data-parallel ring (2 ranks 8 apart) stays within 72 ranks: NVLink, where the B200
+  // cluster's ring crosses nodes through one NIC per member.
+  std::optional<double> gb_reduce = GradReduceSeconds(gb200, gb_view.cluster);
+  std::optional<double> b_reduce = GradReduceSeconds(b200, b_view.cluster);
+  REQUIRE(gb_reduce);
+  REQUIRE(b_reduce);
+  CHECK(*b_reduce / *gb_reduce == Approx(900.0 / 50).epsilon(1e-9));
+
+  // Raising TP to 8 from 4 is not charged as TP across nodes in the rack; beyond 72 it is.
+  Recipe tp4 = gb200;
+  Set(&tp4, "--tensor-model-parallel-size", "4");
+  Recipe tp4_b200 = b200;
+  Set(&tp4_b200, "--tensor-model-parallel-size", "4");
+  CampaignView tp4_view = ViewOf(tp4, 16.0), tp4_b_view = ViewOf(tp4_b200, 16.0);
+  for (CampaignView* v : {&tp4_view, &tp4_b_view}) {
+    v->levers.push_back({"tensor_parallel", "", {"--tensor-model-parallel-size"}, {"memory_pressure"},
+                         -0.05, -0.4, true});
+  }
+  const Move tp8{"tensor_parallel", {{"--tensor-model-parallel-size", "4", "8"}}, "", {}};
+  const double in_rack = SpeedOf(tp4_view, tp8), across_nodes = SpeedOf(tp4_b_view, tp8);
+  CHECK(in_rack - across_nodes == Approx(0.3).margin(1e-9));
+  const Move tp128{"tensor_parallel", {{"--tensor-model-parallel-size", "4", "128"}}, "", {}};
+  CHECK(SpeedOf(tp4_view, tp128) < SpeedOf(tp4_view, tp8) - 0.3);
+}
