@@ -51,25 +51,38 @@ const std::set<std::string> kKinds = {"memory_headroom", "memory_pressure", "com
 const std::set<std::string> kCompanions = {
     "cuda_device_max_connections", "sequence_parallel_follows_tp", "uneven_split_follows_pp", "layout_follows_pp",
     "virtual_pipeline_follows_pp", "tp_comm_overlap_follows_sp", "param_gather_follows_prerequisites"};
-const std::set<std::string> kGenerators = {"gpus_per_node", "num_layers", "layers_per_stage", "num_experts",
-                                           "world"};
+const std::set<std::string> kGenerators = {"gpus_per_node", "nvlink_gpus", "num_layers", "layers_per_stage",
+                                           "num_experts", "world"};
 
 void ParseLeverValues(const std::string& source, const YAML::Node& node, const std::string& path,
                       LeverSpec* spec) {
   if (!node) return;
   if (node.IsMap()) {
-    CheckKeys(source, node, path, {"powers_of_two_up_to"});
-    std::string max = RequiredStr(source, node, "powers_of_two_up_to", path);
-    bool numeric = !max.empty() && max.find_first_not_of("0123456789") == std::string::npos;
-    if (!numeric && !kGenerators.count(max)) {
-      Fail(source, node["powers_of_two_up_to"], path + ".powers_of_two_up_to",
-           "expected an integer or one of gpus_per_node, num_layers, num_experts, world; found '" +
-               max + "'");
+    // A number or a generator's name.
+    auto bound = [&](const std::string& key) {
+      std::string value = RequiredStr(source, node, key, path);
+      bool numeric = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+      if (!numeric && !kGenerators.count(value)) {
+        Fail(source, node[key], path + "." + key,
+             "expected an integer or one of gpus_per_node, nvlink_gpus, num_layers, layers_per_stage, "
+             "num_experts, world; found '" +
+                 value + "'");
+      }
+      return value;
+    };
+    if (node["divisors_of"]) {
+      CheckKeys(source, node, path, {"divisors_of", "up_to"});
+      spec->divisors_of = bound("divisors_of");
+      spec->divisors_up_to = bound("up_to");
+      return;
     }
-    spec->powers_of_two_up_to = max;
+    CheckKeys(source, node, path, {"powers_of_two_up_to"});
+    spec->powers_of_two_up_to = bound("powers_of_two_up_to");
     return;
   }
-  if (!node.IsSequence()) Fail(source, node, path, "expected a list or {powers_of_two_up_to: N}");
+  if (!node.IsSequence()) {
+    Fail(source, node, path, "expected a list, {powers_of_two_up_to: N} or {divisors_of: G, up_to: N}");
+  }
   for (size_t i = 0; i < node.size(); ++i) {
     if (node[i].IsNull()) {
       spec->values.push_back(std::nullopt);
@@ -113,7 +126,7 @@ void CheckLeverShape(const std::string& source, const YAML::Node& node, const st
     Fail(source, node, path, "a preset lever needs 'presets'");
   }
   bool needs_values = spec.type == LeverType::kInt || spec.type == LeverType::kChoice;
-  if (needs_values && spec.values.empty() && spec.powers_of_two_up_to.empty()) {
+  if (needs_values && spec.values.empty() && spec.powers_of_two_up_to.empty() && spec.divisors_of.empty()) {
     Fail(source, node, path, "an int or choice lever needs 'values'");
   }
   if (spec.type != LeverType::kPreset && spec.lever.keys.size() != 1) {

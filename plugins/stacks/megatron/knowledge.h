@@ -46,6 +46,9 @@ struct LeverSpec {
   // Explicit values (std::nullopt = remove the key) or a generator.
   std::vector<std::optional<std::string>> values;
   std::string powers_of_two_up_to;   // "8", "gpus_per_node", "num_layers", "num_experts", "world"
+  // Or every divisor of a generator's value up to a limit (both a number or a generator name):
+  // the virtual-pipeline sizes a stage of 63 layers allows are 3, 7 and 9, no power of two.
+  std::string divisors_of, divisors_up_to;
   std::vector<Preset> presets;
   std::vector<std::string> companions;                        // named companion fixes
   std::vector<std::pair<std::string, std::string>> adds_when_on;// added when the lever turns on

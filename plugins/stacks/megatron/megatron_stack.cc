@@ -41,6 +41,8 @@ nlohmann::json LeverToJson(const LeverSpec& s) {
   if (!s.lever.order.empty()) j["order"] = s.lever.order;
   if (!s.powers_of_two_up_to.empty()) {
     j["values"] = {{"powers_of_two_up_to", s.powers_of_two_up_to}};
+  } else if (!s.divisors_of.empty()) {
+    j["values"] = {{"divisors_of", s.divisors_of}, {"up_to", s.divisors_up_to}};
   } else {
     j["values"] = nlohmann::json::array();
     for (const auto& v : s.values) j["values"].push_back(ValueToJson(v));

@@ -17,6 +17,7 @@ namespace {
 long GeneratorLimit(const std::string& max, const Recipe& recipe) {
   RecipeView v = ReadView(recipe);
   if (max == "gpus_per_node") return v.gpus_per_node;
+  if (max == "nvlink_gpus") return v.nvlink_gpus;
   if (max == "world") return v.world;
   if (max == "num_layers") return v.layers.value_or(1);
   if (max == "layers_per_stage") {
@@ -121,6 +122,14 @@ std::vector<std::optional<std::string>> CandidateValues(const LeverSpec& spec,
   if (!spec.powers_of_two_up_to.empty()) {
     long limit = GeneratorLimit(spec.powers_of_two_up_to, recipe);
     for (long p = 1; p <= limit && p <= (1L << 20); p *= 2) out.push_back(std::to_string(p));
+    return out;
+  }
+  if (!spec.divisors_of.empty()) {
+    long of = GeneratorLimit(spec.divisors_of, recipe);
+    long limit = std::min(of, GeneratorLimit(spec.divisors_up_to, recipe));
+    for (long d = 1; d <= limit && d <= (1L << 20); ++d) {
+      if (of % d == 0) out.push_back(std::to_string(d));
+    }
     return out;
   }
   return spec.values;

@@ -15,6 +15,9 @@ namespace attune::megatron {
 
 struct RecipeView {
   long world = 1, nodes = 1, gpus_per_node = 1;
+  // The GPUs one NVLink fabric joins: a GB200 or GB300 system is an NVL72 rack (72 GPUs over
+  // NVLink switches, 4 to a compute tray; at most the job's), any other system its node.
+  long nvlink_gpus = 1;
   long tp = 1, pp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
   long vpp = 1;                          // virtual stages per PP rank (1 = not interleaved)
   std::optional<long> vpp_layers;        // --num-layers-per-virtual-pipeline-stage

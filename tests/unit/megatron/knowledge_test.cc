@@ -366,6 +366,71 @@ TEST_CASE("ETP absent means the recipe's TP: moves say so and moving to it is no
   }
 }
 
+TEST_CASE("a virtual pipeline may take any divisor of a stage's layers, not only powers of two", "[megatron][moves]") {
+  // 126 layers (Llama-3.1-405B): PP 2 leaves 63 a stage, which no power of two above 1 divides.
+  Recipe r = testing::With(testing::DenseRecipe(), "--num-layers", "126");
+  auto values = [](const Recipe& recipe, const std::string& lever) {
+    std::set<std::string> out;
+    for (const Move& m : testing::Stack().LegalMoves(recipe, testing::H100())) {
+      if (m.lever_id == lever) out.insert(m.changes.at(0).to.value_or("absent"));
+    }
+    return out;
+  };
+  CHECK(values(r, "virtual_pipeline_stages") == std::set<std::string>{"3", "7", "9"});
+  CHECK(values(r, "virtual_pipeline_layers").count("21") == 1);
+  CHECK(values(r, "virtual_pipeline_layers").count("2") == 0);
+  // PP 9 (TP 2 x PP 9 on 18 GPUs, 288 micro-batches): 14 a stage, so 2, 7 and 14 virtual stages.
+  Recipe pp9 = testing::With(testing::With(r, "--pipeline-model-parallel-size", "9"), "--global-batch-size", "288");
+  pp9.topology = {2, 9, "H100"};
+  CHECK(values(pp9, "virtual_pipeline_stages") == std::set<std::string>{"2", "7", "14"});
+
+  // The form is checked like the others: both bounds, each a number or a generator.
+  auto missing = ParseLevers("version: 1\nlevers:\n  - id: x\n    keys: [--x]\n    type: int\n"
+                             "    values: {divisors_of: layers_per_stage}\n", "levers.yaml");
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.status().message(), Catch::Contains("levers.yaml:6") && Catch::Contains("up_to"));
+  auto unknown = ParseLevers("version: 1\nlevers:\n  - id: x\n    keys: [--x]\n    type: int\n"
+                             "    values: {divisors_of: layers, up_to: 8}\n", "levers.yaml");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK_THAT(unknown.status().message(), Catch::Contains("found 'layers'"));
+}
+
+TEST_CASE("TP may grow past a compute tray inside a GB200 or GB300 NVL72 rack, not past a node elsewhere", "[megatron][moves]") {
+  // 16 trays of 4 GPUs, TP 4 x PP 2 (DP 8).
+  Recipe rack = testing::With(testing::DenseRecipe(), "--tensor-model-parallel-size", "4");
+  rack.topology = {16, 4, "GB200"};
+  ClusterInfo gb200 = testing::B200();
+  gb200.device_type = "GB200";
+  auto tp_values = [](const Recipe& r, const ClusterInfo& c) {
+    std::set<std::string> out;
+    for (const Move& m : testing::Stack().LegalMoves(r, c)) {
+      if (m.lever_id == "tensor_parallel") out.insert(m.changes.at(0).to.value_or("absent"));
+    }
+    return out;
+  };
+  std::set<std::string> in_rack = tp_values(rack, gb200);
+  CHECK(in_rack.count("8") == 1);
+  CHECK(in_rack.count("2") == 1);
+  Recipe nodes = rack;
+  nodes.topology.gpu_type = "B200";
+  std::set<std::string> in_nodes = tp_values(nodes, testing::B200());
+  CHECK(in_nodes.count("8") == 0);
+  CHECK(in_nodes.count("2") == 1);
+
+  // TP 8 in the rack is not "TP across nodes"; on B200 nodes of 4 it is.
+  Measurement m;
+  m.step_time_s = 2;
+  m.peak_memory_gib = 100;
+  auto spans = [&](const Recipe& r, const ClusterInfo& c) {
+    for (const Diagnosis& d : testing::Stack().Diagnose(testing::With(r, "--tensor-model-parallel-size", "8"), m, {}, c)) {
+      if (d.evidence.find("spans NVLink domains") != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK_FALSE(spans(rack, gb200));
+  CHECK(spans(nodes, testing::B200()));
+}
+
 }  // namespace
 }  // namespace attune::megatron
 
