@@ -60,6 +60,16 @@ Recipe Llama8b(const std::string& gpu) {
   return r;
 }
 
+// A Llama-3-70B-like recipe: 80 layers of width 8192, sequence 8192, TP 8 x PP 4, global batch
+// 128 of micro-batch 1, on `nodes` nodes of 8 A100s.
+Recipe Llama70b(int nodes) {
+  Recipe r = Gpt3("4", "128", nodes);
+  Set(&r, "--num-layers", "80");
+  Set(&r, "--hidden-size", "8192");
+  Set(&r, "--seq-length", "8192");
+  return r;
+}
+
 CampaignView ViewOf(const Recipe& recipe, double step_s) {
   CampaignView view = attune::testing::MakeView(40.0);
   view.baseline = recipe;
@@ -212,10 +222,7 @@ TEST_CASE("TP comm overlap is valued by the TP collectives' share of the leader'
           "[agents][scoring]") {
   // A Llama-3-70B-like recipe: 80 layers of width 8192, sequence 8192, TP 8 x PP 4 on 8 nodes of
   // 8 H100s (DP 2), global batch 128 of micro-batch 1: 64 micro-batches of 20 layers per rank.
-  Recipe r = Gpt3("4", "128", 8);
-  Set(&r, "--num-layers", "80");
-  Set(&r, "--hidden-size", "8192");
-  Set(&r, "--seq-length", "8192");
+  Recipe r = Llama70b(8);
   r.topology.gpu_type = "H100";
   // 10 collectives a layer (selective recompute re-runs none), each 7/8 of 8192 x 8192 x 2 bytes
   // over NVLink at 80% of 450 GB/s.
@@ -264,10 +271,7 @@ TEST_CASE("TP comm overlap is valued by the TP collectives' share of the leader'
 TEST_CASE("a GB200 or GB300 rack's NVLink reaches 72 GPUs, not only the 4 of a compute tray",
           "[agents][scoring]") {
   // Llama-3-70B-like, TP 8 x PP 4 on 16 trays of 4 GPUs (DP 2): TP 8 spans two trays.
-  Recipe gb200 = Gpt3("4", "128", 16);
-  Set(&gb200, "--num-layers", "80");
-  Set(&gb200, "--hidden-size", "8192");
-  Set(&gb200, "--seq-length", "8192");
+  Recipe gb200 = Llama70b(16);
   Set(&gb200, "--use-distributed-optimizer", "");
   gb200.topology = {16, 4, "GB200"};
   // The same recipe on B200 systems of 4 GPUs a node, whose NVLink ends at the node.
