@@ -66,12 +66,17 @@ LayerBytes PerToken(const Recipe& r, const LayerWeights& w, const RecipeShape& s
                     double seq) {
   const double h = w.hidden, tp = std::max(1, s.tp), etp = std::max(1, s.etp);
   const double sp = GetValue(r, "--sequence-parallel") ? tp : 1.0;
-  const double heads = w.heads, groups = w.groups, gated = w.gated ? 2.0 : 1.0;
+  const double heads = w.heads, gated = w.gated ? 2.0 : 1.0;
   const double ffn = w.ffn, expert_ffn = w.expert_ffn, shared_ffn = w.shared_ffn;
   const bool norms_dropped = rc.modules.count("layernorm") > 0;
   const double norm_inputs = h / sp, norm_outputs = norms_dropped ? 0.0 : h / sp;
 
-  double attention = norm_inputs + norm_outputs + h * (1 + 2 * groups / std::max(1.0, heads)) / tp + h / tp;
+  // The QKV input (the norm's output) and the latents, queries, keys, values and the core
+  // attention's output (the projection's input).
+  // A rank holds at least one KV head when TP exceeds the KV groups.
+  const double head_dim = w.query_width / std::max(1.0, heads);
+  double attention = norm_inputs + norm_outputs + w.latent_width + 2 * w.query_width / tp +
+                     2 * std::max(w.kv_width / tp, head_dim);
   const std::string backend = GetValue(r, "--attention-backend").value_or("auto");
   if ((backend == "unfused" || backend == "local") && rc.modules.count("core_attn") == 0) {
     attention += 5.0 / kBf16 * heads / tp * seq;  // scores, softmax and mask: per query, every key

@@ -75,7 +75,22 @@ std::optional<LayerWeights> ReadLayerWeights(const Recipe& recipe,
   w.topk = f.Or("--moe-router-topk", 2);
   // Every layer is a MoE layer unless --moe-layer-freq is a plain N (every N-th layer).
   w.moe_share = w.experts > 0 ? 1 / f.Or("--moe-layer-freq", 1) : 0;
-  w.attention = 2 * *h * *h + 2 * *h * *h * groups / heads;
+  if (f.Set("--multi-latent-attention")) {
+    // Megatron's MLA defaults: no query compression, a 32-wide KV latent, heads of 128 + 64 RoPE
+    // for queries and keys and 128 for values.
+    const double qk = f.Or("--qk-head-dim", 128), rope = f.Or("--qk-pos-emb-head-dim", 64);
+    const double v = f.Or("--v-head-dim", 128), kv_rank = f.Or("--kv-lora-rank", 32);
+    const std::optional<double> q_rank = f.Get("--q-lora-rank");
+    const double q = q_rank ? *h * *q_rank + *q_rank * heads * (qk + rope) : *h * heads * (qk + rope);
+    w.attention = q + *h * (kv_rank + rope) + kv_rank * heads * (qk + v) + heads * v * *h;
+    w.query_width = w.kv_width = heads * (qk + rope + v) / 2;
+    w.latent_width = q_rank.value_or(0) + kv_rank + rope;
+  } else {
+    const double d = f.Or("--kv-channels", *h / heads);
+    w.query_width = heads * d;
+    w.kv_width = groups * d;
+    w.attention = 2 * *h * w.query_width + 2 * *h * w.kv_width;
+  }
   w.dense_mlp = mlp * *h * ffn;
   w.moe_dense = mlp * *h * w.shared_ffn + *h * w.experts;  // shared experts and the router
   w.expert = mlp * *h * w.expert_ffn;

@@ -30,7 +30,9 @@
 namespace attune::agents {
 
 // One decoder layer's weights by part, unsharded, from the recipe's flags (the header's
-// formulas): attention 2h² + 2h²·groups/heads, the dense MLP (2|3)·h·ffn, a MoE layer's dense part
+// formulas): attention h·(2q + 2kv) with q = heads·d and kv = groups·d for a head dim d
+// (--kv-channels, else h/heads: 2h² + 2h²·groups/heads), or multi-latent attention's down- and
+// up-projections and output, the dense MLP (2|3)·h·ffn, a MoE layer's dense part
 // (shared expert and router) and one routed expert, and the share of layers that are MoE (every
 // layer unless --moe-layer-freq is a plain N). std::nullopt without --num-layers and --hidden-size.
 struct LayerWeights {
@@ -39,6 +41,11 @@ struct LayerWeights {
   // the MLP widths, and whether the MLP is gated (SwiGLU).
   double heads = 1, groups = 1, ffn = 0, expert_ffn = 0, shared_ffn = 0;
   bool gated = false;
+  // What attention keeps per token for the backward, unsharded: the queries (and the core
+  // attention's output, as wide) and the keys (and the values, as wide). heads·d and groups·d; with
+  // multi-latent attention heads·(qk + rope + v)/2 each (the simulator's reading), plus the
+  // latents the up-projections read.
+  double query_width = 0, kv_width = 0, latent_width = 0;
   double attention = 0, dense_mlp = 0;
   double moe_dense = 0, expert = 0, experts = 0, topk = 0, moe_share = 0;
   // The weights a token passes through in an average layer: a MoE layer's top-k routed experts,

@@ -10,6 +10,7 @@
 
 #include "activation_memory.h"
 #include "history.h"
+#include "param_memory.h"
 #include "view_fixtures.h"
 
 using attune::CampaignView;
@@ -168,4 +169,51 @@ TEST_CASE("a MoE layer keeps the routed rows its rank holds: ETP/TP per routed c
   CHECK(*ActivationBytes(etp2) == Approx(7 * per_layer_h));
   // ETP absent is TP's: the same as ETP 2.
   CHECK(*ActivationBytes(moe) == Approx(*ActivationBytes(etp2)));
+}
+
+TEST_CASE("attention keeps heads times the head dim, not h, and MLA its wider heads and latents",
+          "[agents][memory]") {
+  // Qwen3-style: 8 heads of 256 on h = 1024 (--kv-channels), 2 KV groups. Per token the attention
+  // keeps the norm's input and output (2h), Q and the core output (2 x 8 x 256) and K and V
+  // (2 x 2 x 256): 2h + 4096 + 1024 elements where h-wide heads gave 6h.
+  Recipe wide = With(Dense(), {{"--kv-channels", std::nullopt, "256"},
+                               {"--group-query-attention", std::nullopt, ""},
+                               {"--num-query-groups", std::nullopt, "2"}});
+  const double mlp = 10 * 1024;
+  CHECK(*ActivationBytes(wide) == Approx(2048 * 4 * (2 * 1024 + 4096 + 1024 + mlp) * 2.0));
+  // TP 4 with 2 groups: each rank still holds one KV head (256 wide) of K and of V.
+  Recipe tp4 = With(wide, {{"--tensor-model-parallel-size", std::nullopt, "4"},
+                           {"--sequence-parallel", std::nullopt, ""}});
+  CHECK(*ActivationBytes(tp4) == Approx(2048 * 4 * ((2 * 1024 + mlp) / 4 + 4096 / 4 + 2 * 256) * 2.0));
+
+  // Multi-latent attention, DeepSeek-V2-Lite's ranks: 8 heads of 128 + 64 (Q, K) and 128 (V) are
+  // kept as 8 x 320 / 2 = 1280 wide each (Q, output, K, V), plus the 512 + 64 KV latent.
+  Recipe mla = With(Dense(), {{"--multi-latent-attention", std::nullopt, ""},
+                              {"--kv-lora-rank", std::nullopt, "512"},
+                              {"--qk-head-dim", std::nullopt, "128"},
+                              {"--qk-pos-emb-head-dim", std::nullopt, "64"},
+                              {"--v-head-dim", std::nullopt, "128"}});
+  CHECK(*ActivationBytes(mla) == Approx(2048 * 4 * (2 * 1024 + 4 * 1280 + 576 + mlp) * 2.0));
+}
+
+TEST_CASE("attention weights follow the head dim and multi-latent attention's projections",
+          "[agents][memory]") {
+  // h = 1024, 8 heads of 128 (h/heads), no GQA: 4h².
+  auto plain = attune::agents::ReadLayerWeights(Dense());
+  REQUIRE(plain);
+  CHECK(plain->attention == Approx(4.0 * 1024 * 1024));
+  // 8 heads of 256, 2 KV groups: Q and O 1024 x 2048 each, K and V 1024 x 512 each.
+  auto wide = attune::agents::ReadLayerWeights(With(Dense(), {{"--kv-channels", std::nullopt, "256"},
+                                                              {"--group-query-attention", std::nullopt, ""},
+                                                              {"--num-query-groups", std::nullopt, "2"}}));
+  REQUIRE(wide);
+  CHECK(wide->attention == Approx(2.0 * 1024 * 2048 + 2.0 * 1024 * 512));
+  // MLA with a 384-wide query latent and a 512-wide KV latent: Q down 1024 x 384 and up
+  // 384 x 8 x 192, KV down 1024 x (512 + 64) and up 512 x 8 x (128 + 128), output 8 x 128 x 1024.
+  auto mla = attune::agents::ReadLayerWeights(With(Dense(), {{"--multi-latent-attention", std::nullopt, ""},
+                                                             {"--q-lora-rank", std::nullopt, "384"},
+                                                             {"--kv-lora-rank", std::nullopt, "512"}}));
+  REQUIRE(mla);
+  CHECK(mla->attention == Approx(1024.0 * 384 + 384.0 * 8 * 192 + 1024.0 * 576 + 512.0 * 8 * 256 +
+                                 8.0 * 128 * 1024));
 }
