@@ -142,7 +142,14 @@ void AddExpertComm(const Ctx& x, LayerCost* cost) {
     }
     t += 2 * AllGather(GroupLink(x, 1, etp), etp, bytes * etp);
   }
-  if (x.s.feat.overlap_moe_comm) t *= 1.0 - x.f.comm_overlap_hidden;
+  if (x.s.feat.overlap_moe_comm) {
+    // The 1F1B overlap runs one micro-batch's dispatch and combine (forward and backward: 2t)
+    // under another's layer compute (forward and backward: about three forwards): it hides its
+    // share of the traffic only up to that compute. Cross-node EP on Hopper moves more than the
+    // layer computes, and the rest stays exposed.
+    const double compute = 3 * (cost->gemm + cost->attention + cost->elementwise);
+    t -= x.f.comm_overlap_hidden * std::min(t, compute / 2);
+  }
   // --moe-shared-expert-overlap runs the shared experts on another stream during the dispatch
   // and combine.
   if (x.s.feat.moe_shared_expert_overlap) t = std::max(0.0, t - cost->shared);

@@ -198,6 +198,33 @@ TEST_CASE("all-to-all across nodes costs more than within NVLink", "[sim][moe]")
   CHECK(nvl72.ep_comm_s < across.ep_comm_s);
 }
 
+TEST_CASE("the EP all-to-all overlap hides traffic only up to the layer compute it runs under", "[sim][moe]") {
+  // The same DeepEP plan on one NVL72 domain, where the dispatch is a fraction of the layer's
+  // compute, and on H100 nodes of 2 GPUs, where EP 8 crosses four nodes and the dispatch outweighs
+  // the compute.
+  const TrainingSetup plain = Setup(Moe(128, {{"--moe-token-dispatcher-type", "flex"}}), 16);
+  const TrainingSetup overlapped =
+      Setup(Moe(128, {{"--moe-token-dispatcher-type", "flex"}, {"--overlap-moe-expert-parallel-comm", ""}}), 16);
+  REQUIRE(overlapped.feat.overlap_moe_comm);
+  const ModelFactors factors;
+  const ClusterSpec rack = Cluster("GB200", 16);
+  const double rack_plain = EstimateStep(plain, rack).ep_comm_s;
+  const double rack_overlapped = EstimateStep(overlapped, rack).ep_comm_s;
+  CHECK(rack_overlapped == Approx(rack_plain * (1 - factors.comm_overlap_hidden)));
+  ClusterSpec nodes = Cluster("H100", 16);
+  nodes.gpus_per_node = 2;
+  nodes.nodes = 8;
+  nodes.gpu.nvlink_domain = 2;
+  const StepBreakdown cross_plain = EstimateStep(plain, nodes);
+  const StepBreakdown cross_overlapped = EstimateStep(overlapped, nodes);
+  const double compute = cross_plain.gemm_s + cross_plain.attention_s + cross_plain.elementwise_s;
+  REQUIRE(cross_plain.ep_comm_s > compute);  // more traffic than compute: the case in point
+  // At most comm_overlap_hidden of the layers' compute is hidden, not of the traffic.
+  CHECK(cross_overlapped.ep_comm_s >= cross_plain.ep_comm_s - factors.comm_overlap_hidden * compute - 1e-9);
+  CHECK(cross_overlapped.ep_comm_s > 1.5 * cross_plain.ep_comm_s * (1 - factors.comm_overlap_hidden));
+  CHECK(cross_overlapped.ep_comm_s < cross_plain.ep_comm_s);
+}
+
 TEST_CASE("NCCL's all-to-all runs below the bus bandwidth only across a multi-node NVLink domain",
           "[sim][moe]") {
   // The alltoall dispatcher (Moe's default here) among 16 EP-group GPUs of one NVL72 domain pays
