@@ -177,9 +177,11 @@ std::vector<std::pair<std::string, Recipe>> MoveRecipes() {
   tp1.env.clear();
   Recipe recompute = With(With(With(DenseRecipe(), "--recompute-granularity", "full"), "--recompute-method", "block"),
                           "--recompute-num-layers", "4");
+  Recipe moe_ep4 = With(With(MoeRecipe(), "--expert-model-parallel-size", "4"), "--moe-token-dispatcher-type", "alltoall");
   return {{"dense", DenseRecipe()}, {"moe", MoeRecipe()}, {"tiny", no_flags}, {"pp4", pp4},
           {"tp1 no env", tp1}, {"full recompute", recompute},
-          {"unpinned gbs", With(DenseRecipe(), "--global-batch-size", std::nullopt)}};
+          {"unpinned gbs", With(DenseRecipe(), "--global-batch-size", std::nullopt)},
+          {"moe ep4 alltoall", moe_ep4}};
 }
 
 TEST_CASE("LegalMoves never yields a move that Validate or the gate refuses", "[megatron][moves]") {

@@ -35,7 +35,7 @@ TEST_CASE("the shipped knowledge files load with every lever of the reference", 
                          "expert_parallel", "expert_tensor_parallel", "sequence_parallel",
                          "distributed_optimizer", "overlap_grad_reduce", "overlap_param_gather",
                          "tp_comm_overlap", "recompute", "micro_batch_size", "attention_backend",
-                         "moe_token_dispatcher", "moe_grouped_gemm", "cuda_graphs", "manual_gc",
+                         "moe_token_dispatcher", "moe_grouped_gemm", "moe_ep_overlap", "cuda_graphs", "manual_gc",
                          "cuda_device_max_connections", "nccl_nvls_enable", "nccl_ib_qps_per_connection"}) {
     INFO(id);
     CHECK(ids.count(id) == 1);
