@@ -183,6 +183,27 @@ double BlendMeasured(const ScoringContext& ctx, const Lever& lever, int directio
   return sum / n;
 }
 
+// A whole-move estimate from the recipe's shape (pipeline, overlaps, expert TP) blended with what
+// this campaign measured for the same change — the lever's key moved from the same value to the
+// same value — from any other base: each measurement counts as much as the estimate. The shape
+// models miss what they do not model, and a change measured 20% slower three times is not
+// proposed a fourth time at -3% (nor taken as a cheap saver for a pair).
+double BlendSameChange(const ScoringContext& ctx, const Lever& lever, const Move& move, double estimate) {
+  const Change main = Effective(move.changes, &lever, &ctx.defaults);
+  double sum = estimate;
+  int n = 1;
+  for (const CandidateRecord& r : ctx.view->history) {
+    if (r.lever_id != lever.id || r.changes.empty()) continue;
+    const Change past = Effective(r.changes, &lever, &ctx.defaults);
+    if (past.key != main.key || past.from != main.from || past.to != main.to) continue;
+    std::optional<double> effect = MeasuredEffect(*ctx.view, r);
+    if (!effect) continue;
+    sum += *effect;
+    ++n;
+  }
+  return sum / n;
+}
+
 // How far a move goes on its main key: the distance between ranks for ordered categorical values
 // (recompute full -> none is 2, full -> selective 1), the shape's steps otherwise.
 double Reach(const std::vector<Change>& changes, const Lever& lever,
@@ -489,13 +510,13 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
   e.steps = shape.steps;
   if (std::optional<double> pipeline = PipelineSpeed(ctx, move)) {
     // Computed for the whole move from both recipes: no per-step prior to scale.
-    e.speed = *pipeline;
+    e.speed = BlendSameChange(ctx, lever, move, *pipeline);
   } else if (std::optional<double> overlap = GradReduceOverlapSpeed(*ctx.view, move, ctx.defaults)) {
-    e.speed = *overlap;
+    e.speed = BlendSameChange(ctx, lever, move, *overlap);
   } else if (std::optional<double> tp = TpOverlapSpeed(*ctx.view, move, ctx.defaults)) {
-    e.speed = *tp;
+    e.speed = BlendSameChange(ctx, lever, move, *tp);
   } else if (std::optional<double> etp = ExpertTpSpeed(*ctx.view, move, ctx.defaults)) {
-    e.speed = *etp;
+    e.speed = BlendSameChange(ctx, lever, move, *etp);
   } else {
     double base_speed =
         BlendMeasured(ctx, lever, shape.direction, SpeedPrior(ctx, lever, shape.direction)) *

@@ -238,6 +238,29 @@ TEST_CASE("an expert tensor-parallel move is valued by the dispatch traffic it a
   CHECK(e.direction == -1);
   CHECK(e.speed == Approx(seconds / (1.0 - seconds)));
   CHECK(e.speed > 0.05);  // the catalog's reverse prior alone
+  // What the campaign measured for the same change from other bases counts as much as the
+  // estimate: ETP 2 -> 1 measured 20% and 10% slower from two other candidates (a different
+  // change, ETP 2 -> 4, does not count).
+  CampaignView measured = view;
+  auto record = [&](const std::string& id, const std::string& base, const std::string& lever,
+                    std::vector<attune::Change> changes, double speedup) {
+    attune::CandidateRecord c;
+    c.candidate_id = id;
+    c.base_id = base;
+    c.lever_id = lever;
+    c.changes = std::move(changes);
+    c.outcome = attune::Outcome::kWithinNoise;
+    c.speedup_vs_baseline = speedup;
+    measured.history.push_back(c);
+  };
+  record("c001", "baseline", "recompute", {{"--recompute-granularity", "selective", std::nullopt}}, 1.05);
+  record("c002", "c001", "expert_tensor_parallel", {{kEtp, "2", "1"}}, 1.05 * 0.8);
+  record("c003", "baseline", "recompute", {{"--recompute-granularity", "selective", "full"}}, 0.9);
+  record("c004", "c003", "expert_tensor_parallel", {{kEtp, "2", "1"}}, 0.9 * 0.9);
+  record("c005", "c003", "expert_tensor_parallel", {{kEtp, "2", "4"}}, 0.9 * 0.5);
+  auto measured_ctx = MakeScoringContext(measured);
+  CHECK(EstimateMove(measured_ctx, down, 0).speed ==
+        Approx((seconds / (1.0 - seconds) - 0.2 - 0.1) / 3));
   // Under the allgather dispatcher, ETP 8 gathers the tokens of 64 ranks over 8 nodes instead of
   // 8 ranks of one board: far slower, whatever the catalog says.
   Recipe ag = r;
