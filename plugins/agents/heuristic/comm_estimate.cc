@@ -29,7 +29,9 @@ double RingBandwidth(const Fabric& f, int gpus_per_node, double stride, double n
 
 }  // namespace
 
-int NvlinkReach(const Fabric& f, int gpus_per_node) { return std::max({1, gpus_per_node, f.nvlink_domain}); }
+int NvlinkReach(const Fabric& f, int gpus_per_node) {
+  return std::max({1, gpus_per_node, f.nvlink_domain});
+}
 
 std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster) {
   const std::string& t = cluster.device_type;
@@ -138,9 +140,9 @@ std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInf
   if (!st || st->shape.tp <= 1) return std::nullopt;
   const RecipeShape& shape = st->shape;
   const double tp = shape.tp;
-  const double bandwidth =
-      shape.tp <= NvlinkReach(st->fabric, st->per_node) ? st->fabric.nvlink_bytes_per_s
-                                                         : st->fabric.nic_bytes_per_s;
+  const double bandwidth = shape.tp <= NvlinkReach(st->fabric, st->per_node)
+                               ? st->fabric.nvlink_bytes_per_s
+                               : st->fabric.nic_bytes_per_s;
   const std::optional<std::string> granularity = GetValue(recipe, "--recompute-granularity");
   const double dense = granularity && *granularity == "full" ? 14 : 10;
   // A MoE layer: the attention's collectives, and the experts' only when they are split by ETP.

@@ -81,7 +81,8 @@ std::optional<LayerWeights> ReadLayerWeights(const Recipe& recipe,
     const double qk = f.Or("--qk-head-dim", 128), rope = f.Or("--qk-pos-emb-head-dim", 64);
     const double v = f.Or("--v-head-dim", 128), kv_rank = f.Or("--kv-lora-rank", 32);
     const std::optional<double> q_rank = f.Get("--q-lora-rank");
-    const double q = q_rank ? *h * *q_rank + *q_rank * heads * (qk + rope) : *h * heads * (qk + rope);
+    const double q =
+        q_rank ? *h * *q_rank + *q_rank * heads * (qk + rope) : *h * heads * (qk + rope);
     w.attention = q + *h * (kv_rank + rope) + kv_rank * heads * (qk + v) + heads * v * *h;
     w.query_width = w.kv_width = heads * (qk + rope + v) / 2;
     w.latent_width = q_rank.value_or(0) + kv_rank + rope;

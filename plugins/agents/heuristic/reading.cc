@@ -73,8 +73,8 @@ void ReadShapeDiagnoses(const CampaignView& view, std::vector<Diagnosis>* out) {
   }
   int reach = NvlinkReach(view.cluster, view.leader.topology.gpus_per_node);
   if (s.tp > reach) {
-    out->push_back({"communication", 0.7, Format("TP %.0f spans NVLink domains of %.0f GPUs", s.tp,
-                                                 reach)});
+    out->push_back(
+        {"communication", 0.7, Format("TP %.0f spans NVLink domains of %.0f GPUs", s.tp, reach)});
   }
   if (s.dp > 1 && !GetValue(view.leader, "--overlap-grad-reduce")) {
     double sev = view.leader.topology.nodes > 1 ? 0.5 : 0.3;
@@ -119,9 +119,10 @@ void ReadMoe(const CampaignView& view, std::vector<Diagnosis>* out) {
   const int per_node = std::max(1, reach / std::max(1, s.etp));
   if (s.ep > per_node && view.leader.topology.nodes > 1) {
     const double off_node = 1 - static_cast<double>(per_node) / s.ep;
-    out->push_back({"moe_dispatch", 0.6 * off_node,
-                    Format("EP %.0f with at most %.0f of its ranks per NVLink domain: ", s.ep, per_node) +
-                        Format("%.0f%% of the routed tokens cross the network", 100 * off_node)});
+    out->push_back(
+        {"moe_dispatch", 0.6 * off_node,
+         Format("EP %.0f with at most %.0f of its ranks per NVLink domain: ", s.ep, per_node) +
+             Format("%.0f%% of the routed tokens cross the network", 100 * off_node)});
   }
 }
 

@@ -188,7 +188,8 @@ double BlendMeasured(const ScoringContext& ctx, const Lever& lever, int directio
 // same value — from any other base: each measurement counts as much as the estimate. The shape
 // models miss what they do not model, and a change measured 20% slower three times is not
 // proposed a fourth time at -3% (nor taken as a cheap saver for a pair).
-double BlendSameChange(const ScoringContext& ctx, const Lever& lever, const Move& move, double estimate) {
+double BlendSameChange(const ScoringContext& ctx, const Lever& lever, const Move& move,
+                       double estimate) {
   const Change main = Effective(move.changes, &lever, &ctx.defaults);
   double sum = estimate;
   int n = 1;
@@ -303,7 +304,8 @@ double ShapeCorrection(const ScoringContext& ctx, const Move& move) {
     }
     if (c.key == "--tensor-model-parallel-size") {
       std::optional<double> to = Number(c.to);
-      if (to && *to > NvlinkReach(ctx.view->cluster, leader.topology.gpus_per_node)) correction -= 0.3;
+      if (to && *to > NvlinkReach(ctx.view->cluster, leader.topology.gpus_per_node))
+        correction -= 0.3;
     }
   }
   return correction;

@@ -234,15 +234,15 @@ void AddPrecision(const CalibrationRow& row, const GpuSpec& gpu, Recipe* r, std:
 }
 
 // Whether a row ran fully sharded data parallelism (Megatron-FSDP or torch FSDP2): an `fsdp`
-// column ("1", "yes", "on", "true"; "0", "no", "off", "false", "/" or "-" say it did not), or, where
-// the table has no such column, a note that says "FSDP on", "FSDP: 1", "FSDP=yes", "Megatron-FSDP"
-// or "FSDP2". A bare "FSDP" is not enough: tables print "FSDP /" for "not used".
+// column ("1", "yes", "on", "true"; "0", "no", "off", "false", "/" or "-" say it did not), or,
+// where the table has no such column, a note that says "FSDP on", "FSDP: 1", "FSDP=yes",
+// "Megatron-FSDP" or "FSDP2". A bare "FSDP" is not enough: tables print "FSDP /" for "not used".
 bool FsdpStated(const CalibrationRow& row) {
   auto truthy = [](std::string v) {
     v.erase(0, v.find_first_not_of(" :="));
     for (const char* yes : {"1", "yes", "on", "true", "y"}) {
-      if (v == yes || StartsWith(v, std::string(yes) + " ") || StartsWith(v, std::string(yes) + ";") ||
-          StartsWith(v, std::string(yes) + ",")) {
+      if (v == yes || StartsWith(v, std::string(yes) + " ") ||
+          StartsWith(v, std::string(yes) + ";") || StartsWith(v, std::string(yes) + ",")) {
         return true;
       }
     }
@@ -251,7 +251,8 @@ bool FsdpStated(const CalibrationRow& row) {
   std::string cell = Lower(Cell(row, "fsdp"));
   if (!cell.empty()) return truthy(cell);
   std::string text = Lower(Cell(row, "notes"));
-  if (Contains(text, "megatron-fsdp") || Contains(text, "megatron fsdp") || Contains(text, "fsdp2")) {
+  if (Contains(text, "megatron-fsdp") || Contains(text, "megatron fsdp") ||
+      Contains(text, "fsdp2")) {
     return true;
   }
   for (size_t at = text.find("fsdp"); at != std::string::npos; at = text.find("fsdp", at + 4)) {

@@ -26,8 +26,9 @@ void Memory(const Measurement& m, const ClusterInfo& c, std::vector<Diagnosis>* 
 
 void CommunicationFromRecipe(const RecipeView& v, std::vector<Diagnosis>* out) {
   if (v.tp > v.nvlink_gpus) {
-    out->push_back({"communication", 0.6, "TP " + std::to_string(v.tp) + " spans NVLink domains (" +
-                                              std::to_string(v.nvlink_gpus) + " GPUs per domain)"});
+    out->push_back({"communication", 0.6,
+                    "TP " + std::to_string(v.tp) + " spans NVLink domains (" +
+                        std::to_string(v.nvlink_gpus) + " GPUs per domain)"});
   }
   if (v.dp > 1 && !v.overlap_grad) {
     out->push_back({"communication", v.nodes > 1 ? 0.3 : 0.15,

@@ -51,8 +51,8 @@ const std::set<std::string> kKinds = {"memory_headroom", "memory_pressure", "com
 const std::set<std::string> kCompanions = {
     "cuda_device_max_connections", "sequence_parallel_follows_tp", "uneven_split_follows_pp", "layout_follows_pp",
     "virtual_pipeline_follows_pp", "tp_comm_overlap_follows_sp", "param_gather_follows_prerequisites"};
-const std::set<std::string> kGenerators = {"gpus_per_node", "nvlink_gpus", "num_layers", "layers_per_stage",
-                                           "num_experts", "world"};
+const std::set<std::string> kGenerators = {"gpus_per_node",    "nvlink_gpus", "num_layers",
+                                           "layers_per_stage", "num_experts", "world"};
 
 void ParseLeverValues(const std::string& source, const YAML::Node& node, const std::string& path,
                       LeverSpec* spec) {
@@ -64,7 +64,8 @@ void ParseLeverValues(const std::string& source, const YAML::Node& node, const s
       bool numeric = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
       if (!numeric && !kGenerators.count(value)) {
         Fail(source, node[key], path + "." + key,
-             "expected an integer or one of gpus_per_node, nvlink_gpus, num_layers, layers_per_stage, "
+             "expected an integer or one of gpus_per_node, nvlink_gpus, num_layers, "
+             "layers_per_stage, "
              "num_experts, world; found '" +
                  value + "'");
       }
@@ -81,7 +82,8 @@ void ParseLeverValues(const std::string& source, const YAML::Node& node, const s
     return;
   }
   if (!node.IsSequence()) {
-    Fail(source, node, path, "expected a list, {powers_of_two_up_to: N} or {divisors_of: G, up_to: N}");
+    Fail(source, node, path,
+         "expected a list, {powers_of_two_up_to: N} or {divisors_of: G, up_to: N}");
   }
   for (size_t i = 0; i < node.size(); ++i) {
     if (node[i].IsNull()) {
@@ -126,7 +128,8 @@ void CheckLeverShape(const std::string& source, const YAML::Node& node, const st
     Fail(source, node, path, "a preset lever needs 'presets'");
   }
   bool needs_values = spec.type == LeverType::kInt || spec.type == LeverType::kChoice;
-  if (needs_values && spec.values.empty() && spec.powers_of_two_up_to.empty() && spec.divisors_of.empty()) {
+  if (needs_values && spec.values.empty() && spec.powers_of_two_up_to.empty() &&
+      spec.divisors_of.empty()) {
     Fail(source, node, path, "an int or choice lever needs 'values'");
   }
   if (spec.type != LeverType::kPreset && spec.lever.keys.size() != 1) {
