@@ -72,8 +72,8 @@ LayerBytes PerToken(const Recipe& r, const LayerWeights& w, const RecipeShape& s
   const double norm_inputs = h / sp, norm_outputs = norms_dropped ? 0.0 : h / sp;
 
   // The QKV input (the norm's output) and the latents, queries, keys, values and the core
-  // attention's output (the projection's input).
-  // A rank holds at least one KV head when TP exceeds the KV groups.
+  // attention's output (the projection's input); a rank holds at least one KV head when TP
+  // exceeds the KV groups.
   const double head_dim = w.query_width / std::max(1.0, heads);
   double attention = norm_inputs + norm_outputs + w.latent_width + 2 * w.query_width / tp +
                      2 * std::max(w.kv_width / tp, head_dim);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attune/support/nvlink.h"
 #include "param_memory.h"
 #include "reading.h"
 
@@ -36,7 +37,6 @@ int NvlinkReach(const Fabric& f, int gpus_per_node) {
 std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster) {
   const std::string& t = cluster.device_type;
   double nvlink = 0, nic_gbit = 0;
-  const int domain = StartsWith(t, "GB200") || StartsWith(t, "GB300") ? 72 : 0;
   if (StartsWith(t, "A100")) {
     nvlink = 300, nic_gbit = 200;
   } else if (StartsWith(t, "H100") || StartsWith(t, "H200") || StartsWith(t, "H800") ||
@@ -49,7 +49,8 @@ std::optional<Fabric> AssumedFabric(const ClusterInfo& cluster) {
   } else {
     return std::nullopt;
   }
-  return Fabric{nvlink * kGB * kBusEfficiency, nic_gbit / 8 * kGB * kBusEfficiency, domain};
+  return Fabric{nvlink * kGB * kBusEfficiency, nic_gbit / 8 * kGB * kBusEfficiency,
+                support::NvlinkRackGpus(t)};
 }
 
 std::optional<double> AssumedBf16Peak(const ClusterInfo& cluster) {

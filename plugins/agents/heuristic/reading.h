@@ -13,8 +13,7 @@
 //   moe_imbalance                      few experts per expert-parallel rank: the busiest rank,
 //                                      which every rank waits for, carries well above the mean
 //   moe_dispatch                       the expert-parallel group spans NVLink domains: routed
-//   tokens cross
-//                                      the network twice per MoE layer
+//                                      tokens cross the network twice per MoE layer
 //   compute_bound                      nothing else limits much
 // Merge rule: one Diagnosis per kind, the higher severity wins, evidence strings are joined.
 // Recipe readings use Megatron flag names; for other stacks they are simply absent.

@@ -1,8 +1,8 @@
 #include "recipe_view.h"
 
 #include <algorithm>
-#include <string>
 
+#include "attune/support/nvlink.h"
 #include "sim_mapping.h"
 
 namespace attune::megatron {
@@ -66,9 +66,8 @@ void ReadParallel(const Recipe& r, RecipeView* v) {
   v->nodes = r.topology.nodes;
   v->gpus_per_node = r.topology.gpus_per_node;
   v->world = static_cast<long>(r.topology.nodes) * r.topology.gpus_per_node;
-  const std::string& type = r.topology.gpu_type;
-  const bool nvl72 = type.rfind("GB200", 0) == 0 || type.rfind("GB300", 0) == 0;
-  v->nvlink_gpus = std::max(v->gpus_per_node, nvl72 ? std::min(72L, v->world) : 0L);
+  const long rack = support::NvlinkRackGpus(r.topology.gpu_type);
+  v->nvlink_gpus = std::max(v->gpus_per_node, std::min(rack, v->world));
   v->tp = IntArg(r, "--tensor-model-parallel-size").value_or(1);
   v->pp = IntArg(r, "--pipeline-model-parallel-size").value_or(1);
   v->cp = IntArg(r, "--context-parallel-size").value_or(1);
