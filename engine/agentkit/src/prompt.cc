@@ -2,6 +2,7 @@
 #include "attune/agentkit/prompt.h"
 
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -105,6 +106,13 @@ void Moves(std::ostringstream& o, const CampaignView& v) {
     const Move& m = v.legal_moves[i];
     o << "- lever " << m.lever_id << ": " << ChangesToJson(m.changes).dump();
     if (!m.summary.empty()) o << "  // " << m.summary;
+    if (!m.unlocks.empty()) {
+      // What it makes legal: a lever not offered now, offered once this move is made.
+      std::set<std::string> levers;
+      for (const Move& u : m.unlocks) levers.insert(u.lever_id);
+      o << "  // makes legal:";
+      for (const std::string& l : levers) o << " " << l;
+    }
     o << "\n";
   }
   if (v.legal_moves.size() > kMaxMoves) {

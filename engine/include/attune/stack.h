@@ -54,6 +54,12 @@ struct Move {
   // value is then a move up or down from that value, not an unknown one. Megatron's
   // --expert-tensor-parallel-size absent means the recipe's TP size, for example.
   std::map<std::string, std::string> defaults;
+  // The moves of other levers that this move makes legal: levers of which the stack offers no move
+  // from the recipe this move was offered from, and does offer from the recipe after it (the move
+  // meets a prerequisite, as Megatron's alltoall dispatcher does for its expert-parallel overlap).
+  // Their changes are relative to the recipe after this move. Filled by the engine for the leader's
+  // legal moves (CampaignView::legal_moves, FindUnlocks); empty elsewhere, and never nested.
+  std::vector<Move> unlocks;
 };
 
 // The static gate's answer for a candidate against the baseline.

@@ -254,7 +254,7 @@ void AddClauses(ConformanceSuite& suite, PluginHost& host, Env& env, Fixture& f,
   // or the first legal move.
   std::optional<Move> tried;
   if (first_answer && !first_answer->done && !IsFail(CheckShape(first, *first_answer))) {
-    tried = Move{first_answer->lever_id, first_answer->changes, "the first answer", {}};
+    tried = Move{first_answer->lever_id, first_answer->changes, "the first answer", {}, {}};
   } else if (!first.legal_moves.empty()) {
     tried = first.legal_moves.front();
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "campaign/events.h"
@@ -91,6 +92,27 @@ std::vector<ParentView> Parents(const RunContext& ctx) {
 
 }  // namespace
 
+void FindUnlocks(const Stack& stack, const Recipe& recipe, const ClusterInfo& cluster,
+                 std::vector<Move>* moves) {
+  std::set<std::string> offered;
+  for (const Move& m : *moves) offered.insert(m.lever_id);
+  for (Move& m : *moves) {
+    m.unlocks.clear();
+    Recipe after = recipe;
+    if (!ApplyChanges(&after, m.changes).ok()) continue;
+    std::set<std::string> own;
+    for (const Change& c : m.changes) own.insert(c.key);
+    for (Move& next : stack.LegalMoves(after, cluster)) {
+      if (offered.count(next.lever_id) > 0 || next.lever_id == m.lever_id) continue;
+      bool touches = false;
+      for (const Change& c : next.changes) touches = touches || own.count(c.key) > 0;
+      if (touches) continue;
+      next.unlocks.clear();
+      m.unlocks.push_back(std::move(next));
+    }
+  }
+}
+
 std::vector<std::string> ParentIds(const CampaignState& s) {
   std::vector<std::pair<std::string, double>> measured;  // (id, tokens/s/GPU), baseline first
   std::vector<std::string> ids{events::kBaselineId};
@@ -147,6 +169,16 @@ CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates) {
   for (const auto& c : s.candidates) v.history.push_back(ToRecord(s, c));
   v.levers = ctx.stack->Levers();
   v.legal_moves = ctx.stack->LegalMoves(v.leader, s.cluster);
+  const std::string leader_key = RecipeToJson(v.leader).dump();
+  auto known = ctx.unlocks_by_leader.find(leader_key);
+  if (known != ctx.unlocks_by_leader.end() && known->second.size() == v.legal_moves.size()) {
+    for (size_t i = 0; i < v.legal_moves.size(); ++i) v.legal_moves[i].unlocks = known->second[i];
+  } else {
+    FindUnlocks(*ctx.stack, v.leader, s.cluster, &v.legal_moves);
+    if (ctx.unlocks_by_leader.size() >= 16) ctx.unlocks_by_leader.clear();
+    std::vector<std::vector<Move>>& unlocks = ctx.unlocks_by_leader[leader_key];
+    for (const Move& m : v.legal_moves) unlocks.push_back(m.unlocks);
+  }
   v.parents = Parents(ctx);
   v.budget_total_gpu_hours = s.ledger.total;
   v.budget_left_gpu_hours = s.ledger.Left();

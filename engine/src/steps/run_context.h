@@ -11,6 +11,7 @@
 #ifndef ATTUNE_ENGINE_STEPS_RUN_CONTEXT_H_
 #define ATTUNE_ENGINE_STEPS_RUN_CONTEXT_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,11 @@ struct RunContext {
   std::unique_ptr<Launcher> launcher;
   std::unique_ptr<Agent> agent;
   std::string data_dir;
+  // FindUnlocks' answers for the leader's legal moves, by the leader recipe's JSON: the stack's
+  // answers are deterministic, and the leader stays the same for many proposals while finding the
+  // unlocks asks the stack for the legal moves after each move. Never recorded (replay asks the
+  // agent nothing); a handful of entries, cleared when it grows.
+  mutable std::map<std::string, std::vector<std::vector<Move>>> unlocks_by_leader;
 
   // Appends the events in one synced batch, folds them into `state` and prints progress.
   Status Append(std::vector<NewEvent> events);

@@ -48,6 +48,12 @@ std::set<std::string> ConditionNames();
 // The agent's read-only view of the campaign before proposal `index`.
 CampaignView BuildCampaignView(const RunContext& ctx, int max_candidates);
 
+// Fills Move::unlocks of each of `moves` (the stack's legal moves from `recipe`): the moves the
+// stack offers from the recipe after it, of levers it offers no move of from `recipe`, that do not
+// touch the move's own keys. Deterministic (the stack's answers are).
+void FindUnlocks(const Stack& stack, const Recipe& recipe, const ClusterInfo& cluster,
+                 std::vector<Move>* moves);
+
 // Why `id` cannot be the base of a proposal, or "" when it can: the baseline and every candidate
 // ranked slower, within noise or new leader (measured, same objective) can; a pending, refused,
 // failed or skipped candidate, or one whose first losses differed, cannot.

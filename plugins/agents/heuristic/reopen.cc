@@ -129,7 +129,7 @@ std::optional<ReopenChoice> ReopenOf(const ScoringContext& ctx, const CandidateR
     std::optional<Recipe> step = Apply(ctx.view->leader, e.move->changes);
     std::optional<Recipe> both = step ? Apply(*step, lost) : std::nullopt;
     if (!both || ctx.tried.recipe_ids.count(RecipeId(*both)) > 0) continue;
-    ReopenChoice c{&e, Move{r.lever_id, lost, "", {}}, r.candidate_id, *effect, 0, 0};
+    ReopenChoice c{&e, Move{r.lever_id, lost, "", {}, {}}, r.candidate_id, *effect, 0, 0};
     c.reopened_gain = kReopenShare * std::max(prior, -*effect);
     c.gain = e.gain + kPairConfidence * c.reopened_gain;
     if (!best || c.gain > best->gain) best = std::move(c);

@@ -163,7 +163,7 @@ std::vector<Move> EnumerateMoves(const Knowledge& knowledge, const Recipe& recip
                                      spec.lever.keys[0] == "--num-layers-per-virtual-pipeline-stage");
       if (virtual_pipeline && ReadView(next).vpp == view.vpp) continue;
       if (!CheckObjectiveRules(knowledge, recipe, next).pass) continue;
-      Move move{spec.lever.id, *changes, Summarize(spec, value, *changes, recipe), {}};
+      Move move{spec.lever.id, *changes, Summarize(spec, value, *changes, recipe), {}, {}};
       for (const Change& c : move.changes) {
         if (c.from || spec.lever.keys.empty() || c.key != spec.lever.keys[0]) continue;
         if (auto absent_means = EffectiveDefault(knowledge, spec, recipe)) move.defaults[c.key] = *absent_means;

@@ -86,10 +86,10 @@ double SpeedOf(const CampaignView& view, const Move& move) {
 }
 
 Move Pp(const std::string& from, const std::string& to) {
-  return {"pipeline_parallel", {{kPp, from, to}}, "", {}};
+  return {"pipeline_parallel", {{kPp, from, to}}, "", {}, {}};
 }
 
-const Move kOverlapGrad = {"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}};
+const Move kOverlapGrad = {"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}, {}};
 
 }  // namespace
 
@@ -235,7 +235,7 @@ TEST_CASE("TP comm overlap is valued by the TP collectives' share of the leader'
   // About a quarter of a 16 s step, 70% of it hidden: +22%, where the catalog's prior says +6%.
   view.levers.push_back({"tp_comm_overlap", "", {"--tp-comm-overlap"}, {"communication"}, 0.06,
                          0.03, false});
-  const Move overlap{"tp_comm_overlap", {{"--tp-comm-overlap", std::nullopt, ""}}, "", {}};
+  const Move overlap{"tp_comm_overlap", {{"--tp-comm-overlap", std::nullopt, ""}}, "", {}, {}};
   const double hidden = 0.7 * collectives;
   CHECK(SpeedOf(view, overlap) == Approx(hidden / (16.0 - hidden)));
   CHECK(SpeedOf(view, overlap) > 0.2);
@@ -305,9 +305,9 @@ TEST_CASE("a GB200 or GB300 rack's NVLink reaches 72 GPUs, not only the 4 of a c
     v->levers.push_back({"tensor_parallel", "", {"--tensor-model-parallel-size"}, {"memory_pressure"},
                          -0.05, -0.4, true});
   }
-  const Move tp8{"tensor_parallel", {{"--tensor-model-parallel-size", "4", "8"}}, "", {}};
+  const Move tp8{"tensor_parallel", {{"--tensor-model-parallel-size", "4", "8"}}, "", {}, {}};
   const double in_rack = SpeedOf(tp4_view, tp8), across_nodes = SpeedOf(tp4_b_view, tp8);
   CHECK(in_rack - across_nodes == Approx(0.3).margin(1e-9));
-  const Move tp128{"tensor_parallel", {{"--tensor-model-parallel-size", "4", "128"}}, "", {}};
+  const Move tp128{"tensor_parallel", {{"--tensor-model-parallel-size", "4", "128"}}, "", {}, {}};
   CHECK(SpeedOf(tp4_view, tp128) < SpeedOf(tp4_view, tp8) - 0.3);
 }

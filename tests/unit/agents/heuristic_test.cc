@@ -232,8 +232,8 @@ TEST_CASE("two winners within noise combine: one lever from the other's candidat
           "[agents][heuristic]") {
   CampaignView view = MakeView(std::nullopt);
   // Only two moves from the leader, both measured within noise and faster.
-  attune::Move flash{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}};
-  attune::Move distopt{"distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}};
+  attune::Move flash{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}};
+  attune::Move distopt{"distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
   view.legal_moves = {flash, distopt};
   Proposal a;
   a.changes = flash.changes;
@@ -310,8 +310,8 @@ TEST_CASE("after a new leader the heuristic keeps going in the direction that pa
 
 TEST_CASE("a past lesson lifts a lever above an equal catalog prior", "[agents][heuristic]") {
   CampaignView view = MakeView(std::nullopt);
-  view.legal_moves = {{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}},
-                      {"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}}};
+  view.legal_moves = {{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}, {}},
+                      {"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}}};
   for (auto& lever : view.levers) lever.expected_speed = 0.08;
   view.lessons = "lever: attention_backend effect: +20%\n";
   CHECK(Ask(view).lever_id == "attention_backend");
@@ -324,8 +324,8 @@ TEST_CASE("a lesson learned on the reverse move does not make the forward move l
   // A past campaign sped up 40% by turning full recompute off; that says adding recompute is
   // slower, not faster.
   CampaignView view = MakeView(std::nullopt);
-  view.legal_moves = {{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}},
-                      {"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}}};
+  view.legal_moves = {{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}, {}},
+                      {"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}}};
   for (auto& lever : view.levers) lever.expected_speed = 0.08;
   view.lessons =
       "- lever: attention_backend effect: +40% outcome: new_leader change: "

@@ -62,13 +62,13 @@ CampaignView MoeView(const Recipe& recipe, double peak_gib) {
        true});
   view.legal_moves.clear();
   for (const char* to : {"8", "16", "32", "128"}) {
-    view.legal_moves.push_back({"expert_parallel", {{kEp, "64", to}}, "", {}});
+    view.legal_moves.push_back({"expert_parallel", {{kEp, "64", to}}, "", {}, {}});
   }
   return view;
 }
 
 Move Ep(const std::string& from, const std::string& to) {
-  return {"expert_parallel", {{kEp, from, to}}, "", {}};
+  return {"expert_parallel", {{kEp, from, to}}, "", {}, {}};
 }
 
 bool Has(const std::vector<std::string>& list, const std::string& s) {
@@ -166,11 +166,11 @@ TEST_CASE("a context-parallel move scales what is not parameter state in the pea
 TEST_CASE("a move that adds no memory is feasible even from a leader above the memory limit",
           "[agents][scoring]") {
   CampaignView view = attune::testing::MakeView(78.0);  // 97.5% of 80 GiB, and it ran
-  Move neutral{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}};
+  Move neutral{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}};
   auto e = EstimateMove(MakeScoringContext(view), neutral, 0);
   CHECK(e.memory == 0);
   CHECK(e.feasible);
-  Move hungry{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "", {}};
+  Move hungry{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "", {}, {}};
   CHECK_FALSE(EstimateMove(MakeScoringContext(view), hungry, 1).feasible);
 }
 
@@ -181,7 +181,7 @@ TEST_CASE("no saver is paired with a change whose lever has a move that fits and
   CampaignView view = MoeView(MoeRecipe("64"), 110);
   // A saver that is faster on its own and saves enough for EP 8.
   view.levers.push_back({"saver", "", {"--saver"}, {"memory_pressure", "oom"}, 0.06, -0.35, false});
-  view.legal_moves.push_back({"saver", {{"--saver", std::nullopt, ""}}, "", {}});
+  view.legal_moves.push_back({"saver", {{"--saver", std::nullopt, ""}}, "", {}, {}});
   auto ctx = MakeScoringContext(view);
   std::vector<attune::agents::MoveEstimate> all;
   for (size_t i = 0; i < view.legal_moves.size(); ++i) {
@@ -233,7 +233,7 @@ TEST_CASE("an expert tensor-parallel move is valued by the dispatch traffic it a
   REQUIRE(at2);
   CHECK(*at2 == Approx(seconds).epsilon(1e-9));
   auto ctx = MakeScoringContext(view);
-  const Move down{"expert_tensor_parallel", {{kEtp, "2", "1"}}, "", {}};
+  const Move down{"expert_tensor_parallel", {{kEtp, "2", "1"}}, "", {}, {}};
   auto e = EstimateMove(ctx, down, 0);
   CHECK(e.direction == -1);
   CHECK(e.speed == Approx(seconds / (1.0 - seconds)));
@@ -271,7 +271,7 @@ TEST_CASE("an expert tensor-parallel move is valued by the dispatch traffic it a
   CampaignView ag_view = MoeView(ag, 110);
   ag_view.levers = view.levers;
   auto ag_ctx = MakeScoringContext(ag_view);
-  const Move up{"expert_tensor_parallel", {{kEtp, "1", "8"}}, "", {}};
+  const Move up{"expert_tensor_parallel", {{kEtp, "1", "8"}}, "", {}, {}};
   CHECK(EstimateMove(ag_ctx, up, 0).speed < -0.2);
   // A dense model has no dispatch.
   Recipe dense = attune::testing::BaseRecipe();

@@ -27,7 +27,7 @@ constexpr const char* kDispatcher = "--moe-token-dispatcher-type";
 void AddMove(std::vector<Move>* moves, const Recipe& r, const std::string& lever,
              const std::string& key, const std::optional<std::string>& to) {
   std::optional<std::string> from = attune::GetValue(r, key);
-  if (from != to) moves->push_back({lever, {{key, from, to}}, "", {}});
+  if (from != to) moves->push_back({lever, {{key, from, to}}, "", {}, {}});
 }
 
 // The fixture's moves plus expert parallelism (2..16), overlapped grad reduce and the token

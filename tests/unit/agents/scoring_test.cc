@@ -77,12 +77,12 @@ TEST_CASE("a move addresses the memory diagnosis its own memory sign implies",
     if (lever.id == "micro_batch_size") lever.addresses = {"memory_headroom", "memory_pressure"};
   }
   auto ctx = MakeScoringContext(view);
-  Move bigger{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "", {}};
+  Move bigger{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "", {}, {}};
   auto e = EstimateMove(ctx, bigger, 0);
   CHECK(Has(e.addresses, "memory_headroom"));
   CHECK_FALSE(Has(e.addresses, "memory_pressure"));
   CHECK(e.memory > 0);
-  Move less_recompute{"recompute", {{"--recompute-granularity", "selective", std::nullopt}}, "", {}};
+  Move less_recompute{"recompute", {{"--recompute-granularity", "selective", std::nullopt}}, "", {}, {}};
   auto r = EstimateMove(ctx, less_recompute, 1);
   CHECK(r.direction == -1);
   CHECK(r.speed > 0);
@@ -91,7 +91,7 @@ TEST_CASE("a move addresses the memory diagnosis its own memory sign implies",
 
 TEST_CASE("a measured slowdown of a lever lowers its next estimate", "[agents][scoring]") {
   attune::CampaignView view = attune::testing::MakeView(30.0);
-  Move step{"micro_batch_size", {{"--micro-batch-size", "1", "4"}}, "", {}};
+  Move step{"micro_batch_size", {{"--micro-batch-size", "1", "4"}}, "", {}, {}};
   double before = EstimateMove(MakeScoringContext(view), step, 0).speed;
   attune::CandidateRecord r;
   r.candidate_id = "c001";
@@ -114,7 +114,7 @@ TEST_CASE("a move is not expected to beat a measured move of its lever that went
   for (auto& lever : view.levers) {
     if (lever.id == "recompute") lever.expected_speed = -0.6;  // a prior that promises +60% back
   }
-  Move selective{"recompute", {{"--recompute-granularity", "full", "selective"}}, "", {}};
+  Move selective{"recompute", {{"--recompute-granularity", "full", "selective"}}, "", {}, {}};
   auto before = EstimateMove(MakeScoringContext(view), selective, 0);
   REQUIRE(before.gain > 0.2);
   CHECK(before.capped_by.empty());
@@ -131,7 +131,7 @@ TEST_CASE("a move is not expected to beat a measured move of its lever that went
   CHECK(after.gain == Approx(0.2));
   CHECK(after.capped_by == "c001");
   // A move in the other direction, or one from another recipe, is not bounded by it.
-  Move more{"recompute", {{"--recompute-granularity", "selective", "full"}}, "", {}};
+  Move more{"recompute", {{"--recompute-granularity", "selective", "full"}}, "", {}, {}};
   CHECK(EstimateMove(MakeScoringContext(view), more, 1).capped_by.empty());
   view.history.back().base_id = "c000";
   CHECK(EstimateMove(MakeScoringContext(view), selective, 0).capped_by.empty());
@@ -159,8 +159,8 @@ TEST_CASE("a measured memory change replaces part of the lever's memory prior",
   r.measurement->peak_memory_gib = 33.0;
   view.history.push_back(r);
   auto ctx = MakeScoringContext(view);
-  Move up{"micro_batch_size", {{"--micro-batch-size", "2", "4"}}, "", {}};
-  Move down{"micro_batch_size", {{"--micro-batch-size", "2", "1"}}, "", {}};
+  Move up{"micro_batch_size", {{"--micro-batch-size", "2", "4"}}, "", {}, {}};
+  Move down{"micro_batch_size", {{"--micro-batch-size", "2", "1"}}, "", {}, {}};
   const double forward = (0.35 + 0.10) / 2;
   CHECK(EstimateMove(ctx, up, 0).memory == Approx(forward));
   CHECK(EstimateMove(ctx, down, 1).memory == Approx(1 / (1 + forward) - 1));
@@ -257,8 +257,8 @@ TEST_CASE("a profile's finding raises the estimate of the levers that address it
   // What the profile step found reaches the agent as the leader's diagnosis (campaign_view.cc,
   // evidence "profile: ..."); a lever that addresses it is expected to gain more.
   attune::CampaignView view = attune::testing::MakeView(40.0);
-  Move overlap{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}};
-  Move attention{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}};
+  Move overlap{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}, {}};
+  Move attention{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}};
   const auto overlap_before = EstimateMove(MakeScoringContext(view), overlap, 0);
   const auto attention_before = EstimateMove(MakeScoringContext(view), attention, 1);
   view.diagnosis.push_back({"communication", 0.45, "profile: exposed communication 45% of the window"});

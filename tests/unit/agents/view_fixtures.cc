@@ -13,7 +13,7 @@ void AddMove(std::vector<Move>* moves, const Recipe& r, const std::string& lever
              const std::string& key, const std::optional<std::string>& to) {
   std::optional<std::string> from = GetValue(r, key);
   if (from == to) return;
-  moves->push_back({lever, {{key, from, to}}, "", {}});
+  moves->push_back({lever, {{key, from, to}}, "", {}, {}});
 }
 
 }  // namespace
