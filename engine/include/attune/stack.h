@@ -59,7 +59,7 @@ struct Move {
   // meets a prerequisite, as Megatron's alltoall dispatcher does for its expert-parallel overlap).
   // Their changes are relative to the recipe after this move. Filled by the engine for the leader's
   // legal moves (CampaignView::legal_moves, FindUnlocks); empty elsewhere, and never nested.
-  std::vector<Move> unlocks;
+  std::vector<Move> unlocks = {};
 };
 
 // The static gate's answer for a candidate against the baseline.

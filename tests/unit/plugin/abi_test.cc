@@ -31,7 +31,7 @@ const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {12, "d8be28f79782a5b6c24b47395e1a864d254ffc3d25e05fba56415493fca55e7a"},
     {13, "3efb0e916a318604085d2053f9918a6afa3c01041d6339317926eedf7b1b2523"},
     {14, "d5b3346a68e853cfc8bb922ed19c403e5cfb8fc7adcdaec28b68c1b64686e992"},
-    {15, "4ead465b85e249a8f365f9664b1c36e2f0b29b57040b93df95d214d34b319d68"},
+    {15, "d6dced2a4e3e1352c17f2dd5d2628a8d91cbf2b0dfb5fd41d2e9521c2d269304"},
 };
 
 std::string HeadersHash() {
