@@ -83,6 +83,18 @@ std::optional<double> TpCollectiveSeconds(const Recipe& recipe, const ClusterInf
 std::optional<double> ExpertDispatchSeconds(const Recipe& recipe, const ClusterInfo& cluster,
                                             const std::map<std::string, std::string>& defaults = {});
 
+// Seconds per iteration of the expert-parallel all-to-all of `recipe`'s MoE layers (busiest stage)
+// under the alltoall and flex dispatchers, the transfers --overlap-moe-expert-parallel-comm runs
+// under another micro-batch's compute: each rank sends its routed rows (m/TP·k·h·2 bytes, m the
+// micro-batch's tokens) to the EP group in the dispatch and takes them back in the combine, in
+// the forward, the backward and a full recomputation's forward; (EP-1)/EP of the rows leave the
+// rank. The EP group spans EP×ETP consecutive ranks, EP peers ETP apart: the rows to peers in the
+// rank's NVLink domain go over NVLink, the rest over the rank's NIC, at the same time. 0 for a
+// dense model, EP 1 or the allgather dispatcher; std::nullopt without the model's shape, the
+// global batch or a known fabric.
+std::optional<double> ExpertAllToAllSeconds(const Recipe& recipe, const ClusterInfo& cluster,
+                                            const std::map<std::string, std::string>& defaults = {});
+
 }  // namespace attune::agents
 
 #endif  // ATTUNE_PLUGINS_AGENTS_HEURISTIC_COMM_ESTIMATE_H_

@@ -14,6 +14,7 @@
 #include "reading.h"
 #include "reopen.h"
 #include "scoring.h"
+#include "unlocks.h"
 
 namespace attune::agents {
 namespace {
@@ -144,6 +145,25 @@ Option ReopenOption(const ScoringContext& ctx, const ReopenChoice& c) {
   return o;
 }
 
+// An enabling (unlocks.h) is proposed like a pair: the enabler alone, with the change it makes
+// legal in meta.then; that change follows from the enabler's candidate (FollowUps).
+Option EnablerOption(const ScoringContext& ctx, const UnlockChoice& c) {
+  const MoveEstimate& e = *c.enabler;
+  Option o = SingleOption(ctx, e);
+  o.gain = c.gain;
+  o.rationale = e.move->lever_id + " [" + MoveText(*e.move) + "] makes " + c.unlocked.lever_id +
+                " [" + MoveText(c.unlocked) + "] legal, which the stack does not offer from the " +
+                "leader; measured alone first, then that change from it: expected " +
+                Percent(c.gain) + " (" + Percent(e.gain) + " + " + Fixed(kPairConfidence) + " × " +
+                Percent(c.unlocked_gain) + ")";
+  o.meta["expected_gain"] = c.gain;
+  o.meta["unlocks"] = c.unlocked.lever_id;
+  o.meta["then"] = {{"lever_id", c.unlocked.lever_id},
+                    {"changes", ChangesToJson(c.unlocked.changes)},
+                    {"gain", c.unlocked_gain}};
+  return o;
+}
+
 Proposal Done(std::string why) {
   Proposal p;
   p.done = true;
@@ -174,6 +194,18 @@ double RatioToLeader(const CampaignView& view, double parent_tps) {
   return leader > 0 && parent_tps > 0 ? parent_tps / leader : 1.0;
 }
 
+// The ratio a move from a parent is valued with. A parent that leads the leader by less than half
+// the noise band counts as exactly as fast: such a lead is what two measurements of one recipe
+// differ by, and counting it would value every move a hair higher from that parent than from the
+// leader, so the campaign would drift onto the parent's line and carry its change, never shown to
+// help, into every later leader (a dispatcher switched by noise then keeps a lever that needs the
+// other dispatcher out of reach). The same move from the leader then wins the tie (it comes
+// first). A larger lead within the band still counts: two such winners combine.
+double ParentRatio(const CampaignView& view, double parent_tps) {
+  const double ratio = RatioToLeader(view, parent_tps);
+  return ratio - 1 < view.noise_band / 2 ? std::min(ratio, 1.0) : ratio;
+}
+
 // The view as seen from another measured candidate: its recipe, numbers and moves in the leader's
 // place, so that the scoring reads them exactly as it reads the leader's.
 CampaignView ViewFrom(const CampaignView& view, const ParentView& parent) {
@@ -188,14 +220,16 @@ CampaignView ViewFrom(const CampaignView& view, const ParentView& parent) {
 }
 
 // One lever's moves from every other measured candidate, valued against the leader:
-// (parent / leader) × (1 + the move's expected gain from the parent) − 1. This is how two winners
-// that were each within noise combine, one lever at a time.
+// (parent / leader) × (1 + the move's expected gain from the parent) − 1, a parent that leads by
+// less than half the noise band counted as fast as the leader (ParentRatio). This is how two winners that were each
+// within noise combine, one lever at a time.
 void AddParentOptions(const CampaignView& view, const TriedSet& tried, std::vector<Option>* out) {
   for (size_t p = 0; p < view.parents.size(); ++p) {
     const ParentView& parent = view.parents[p];
     CampaignView sub = ViewFrom(view, parent);
     ScoringContext ctx = MakeScoringContext(sub);
-    const double ratio = RatioToLeader(view, parent.measurement.tokens_per_s_per_gpu);
+    const double measured = RatioToLeader(view, parent.measurement.tokens_per_s_per_gpu);
+    const double ratio = ParentRatio(view, parent.measurement.tokens_per_s_per_gpu);
     for (size_t i = 0; i < sub.legal_moves.size(); ++i) {
       const Move& m = sub.legal_moves[i];
       if (AlreadyTried(tried, parent.recipe, m.changes, parent.measurement.peak_memory_gib)) continue;
@@ -205,10 +239,13 @@ void AddParentOptions(const CampaignView& view, const TriedSet& tried, std::vect
       o.base_id = parent.id;
       o.gain = ratio * (1 + e.gain) - 1;
       o.order = static_cast<int>((p + 1) * 100000 + i);
-      o.rationale = "from " + parent.id + " (" + Percent(ratio - 1) + " against the leader " +
-                    view.leader_id + "): " + o.rationale + "; against the leader " +
-                    Percent(o.gain);
+      o.rationale = "from " + parent.id + " (" + Percent(measured - 1) + " against the leader " +
+                    view.leader_id +
+                    (ratio != measured ? ", under half the noise band: counted as " + Percent(ratio - 1)
+                                       : std::string()) +
+                    "): " + o.rationale + "; against the leader " + Percent(o.gain);
       o.meta["parent_ratio"] = ratio;
+      if (ratio != measured) o.meta["parent_measured_ratio"] = measured;
       o.meta["expected_gain"] = o.gain;
       out->push_back(std::move(o));
     }
@@ -276,8 +313,10 @@ void AddFollowUps(const ScoringContext& ctx, std::vector<Option>* out) {
       o.gain = ratio * (1 + kPairConfidence * hungry_gain) - 1;
       o.order = static_cast<int>(i);
       const bool reopen = r.agent_meta.contains("reopens");
+      const bool enabled = r.agent_meta.contains("unlocks");
       o.rationale = r.candidate_id + " (" + r.lever_id + ", " + Percent(ratio - 1) +
-                    " against the leader) " + (reopen ? "re-opened " : "made room for ") +
+                    " against the leader) " +
+                    (reopen ? "re-opened " : enabled ? "made legal " : "made room for ") +
                     m.lever_id + " [" + MoveText(m) +
                     "]: from " + r.candidate_id + " expected " + Percent(o.gain) +
                     " against the leader (" + Fixed(kPairConfidence) + " × " +
@@ -388,7 +427,16 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
       }
     }
   }
-  // Follow-ups of pairs and of re-openings alike (a re-opening's meta.then is not about memory).
+  if (std::optional<UnlockChoice> unlock = BestUnlock(ctx, all)) {
+    for (Option& o : options) {
+      if (o.base_id.empty() && o.lever_id == unlock->enabler->move->lever_id &&
+          o.changes == unlock->enabler->move->changes && unlock->gain > o.gain) {
+        o = EnablerOption(ctx, *unlock);
+      }
+    }
+  }
+  // Follow-ups of pairs, re-openings and enablings alike (only a pair's meta.then is about
+  // memory).
   AddFollowUps(ctx, &options);
   AddParentOptions(view, ctx.tried, &options);
   std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) {

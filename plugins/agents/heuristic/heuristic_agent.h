@@ -19,7 +19,9 @@
 //     lost change), then the lost change from its candidate (a follow-up, as for pairs);
 //  5. value every untried legal move of the other measured candidates (view.parents) against the
 //     leader: (parent / leader) × (1 + gain from the parent) − 1 — how winners within noise
-//     combine;
+//     combine. A parent that leads the leader by less than half the noise band counts as exactly
+//     as fast (such a lead is noise), so the same move from the leader wins the tie and the
+//     campaign does not drift onto a line whose change was never shown to help;
 //  6. propose the highest expected gain (ties: the leader's moves in the stack's order) when it is
 //     above the threshold (the noise band unless `with: {min_gain: x}`);
 //  7. otherwise EXPLORE (unless `with: {explore: false}`): propose the best of the rest anyway,

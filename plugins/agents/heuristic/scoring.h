@@ -87,6 +87,9 @@ struct MoveEstimate {
   double gain = 0;
   double unlock_bonus = 0; // part of gain: what an out-of-memory change could gain (pairs.h)
   bool memory_modelled = false;  // `memory` from the model's shape (param_memory.h), not a prior
+  // `speed` from the recipe's shape (pipeline, overlaps, expert TP, imbalance relief), not only
+  // the catalog's prior.
+  bool speed_modelled = false;
   std::optional<double> predicted_peak_gib;
   // A measured move of the same lever, in the same direction and at least as far, from the same
   // recipe: its effect bounds this move's gain.

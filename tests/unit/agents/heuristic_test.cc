@@ -260,6 +260,113 @@ TEST_CASE("two winners within noise combine: one lever from the other's candidat
   CHECK(p.meta["expected_gain"].get<double>() > view.noise_band);
 }
 
+TEST_CASE("a parent that leads the leader by a hair of noise does not take the leader's moves",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(std::nullopt);
+  attune::Move flash{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}};
+  attune::Move distopt{"distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
+  view.legal_moves = {flash, distopt};
+  Proposal a;
+  a.changes = flash.changes;
+  a.lever_id = flash.lever_id;
+  // Measured 0.4% faster than the leader: far inside the noise band, and under half of it.
+  Record(&view, a, "within_noise", std::nullopt, 1.004);
+  for (auto& parent : view.parents) {
+    std::vector<attune::Move> moves;
+    for (const auto& m : parent.legal_moves) {
+      if (m.lever_id == "distributed_optimizer") moves.push_back(m);
+    }
+    parent.legal_moves = moves;
+  }
+  Proposal p = Ask(view);
+  REQUIRE_FALSE(p.done);
+  // The same lever is offered from the leader and from c001; the leader's wins the tie.
+  CHECK(p.lever_id == "distributed_optimizer");
+  CHECK(p.base_id.empty());
+  // Once it is measured from the leader, the one move left is from c001, valued with c001 counted
+  // as fast as the leader.
+  Record(&view, p, "within_noise", std::nullopt, 1.0);
+  bool found = false;
+  for (auto& parent : view.parents) {
+    found = found || parent.id == "c001";
+    parent.legal_moves.clear();
+    if (parent.id == "c001") parent.legal_moves = {distopt};
+  }
+  REQUIRE(found);
+  Proposal q = Ask(view);
+  REQUIRE_FALSE(q.done);
+  CHECK(q.base_id == "c001");
+  CHECK(q.meta["parent_ratio"].get<double>() == 1.0);
+  CHECK(q.meta["parent_measured_ratio"].get<double>() == Approx(1.004));
+  CHECK(q.rationale.find("under half the noise band") != std::string::npos);
+}
+
+TEST_CASE("a move that makes a lever legal is proposed alone for it, then that lever from it",
+          "[agents][heuristic]") {
+  CampaignView view = MakeView(std::nullopt);
+  // A MoE recipe: 16 layers of width 4096, 64 experts top-8, EP 16 over two 8-GPU nodes under
+  // the allgather dispatcher, where Megatron does not run the EP overlap.
+  attune::Recipe r = view.baseline;
+  for (const auto& [flag, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--num-layers", "16"},
+                                                        {"--hidden-size", "4096"},
+                                                        {"--seq-length", "4096"},
+                                                        {"--num-experts", "64"},
+                                                        {"--moe-router-topk", "8"},
+                                                        {"--expert-model-parallel-size", "16"},
+                                                        {"--moe-token-dispatcher-type", "allgather"}}) {
+    r.args.push_back({flag, {value}});
+  }
+  r.topology = {2, 8, "H100"};
+  view.baseline = r;
+  view.leader = r;
+  view.levers.push_back({"moe_token_dispatcher", "", {"--moe-token-dispatcher-type"}, {"communication"},
+                         0.0, 0.0, false});
+  view.levers.push_back({"moe_ep_overlap", "", {"--overlap-moe-expert-parallel-comm"},
+                         {"communication"}, 0.05, 0.03, false});
+  view.levers.push_back({"gated_prior", "", {"--gated-prior"}, {"communication"}, 0.10, 0.0, false});
+  attune::Move alltoall{"moe_token_dispatcher", {{"--moe-token-dispatcher-type", "allgather", "alltoall"}}, "", {}, {}};
+  attune::Move overlap{"moe_ep_overlap", {{"--overlap-moe-expert-parallel-comm", std::nullopt, ""}}, "", {}, {}};
+  attune::Move gated{"gated_prior", {{"--gated-prior", std::nullopt, ""}}, "", {}, {}};
+  attune::Move distopt{"distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
+  view.legal_moves = {distopt, alltoall};
+  // Alone, nothing beats the noise band: the heuristic only explores.
+  CHECK(Ask(view).meta.value("explore", false));
+  // A lever known only by its catalog prior does not buy the enabler's job.
+  view.legal_moves[1].unlocks = {gated};
+  Proposal hunch = Ask(view);
+  CHECK(hunch.meta.value("explore", false));
+  CHECK_FALSE(hunch.meta.contains("unlocks"));
+  // The EP overlap, valued by the all-to-all it would hide (half of each rank's routed rows cross
+  // the network at EP 16 on two nodes), does.
+  view.legal_moves[1].unlocks = {overlap};
+  Proposal p = Ask(view);
+  REQUIRE_FALSE(p.done);
+  CHECK_FALSE(p.meta.value("explore", false));
+  CHECK(p.lever_id == "moe_token_dispatcher");
+  CHECK(p.changes == alltoall.changes);
+  CHECK(p.meta["unlocks"] == "moe_ep_overlap");
+  REQUIRE(p.meta.contains("then"));
+  CHECK(p.meta["then"]["changes"] == attune::ChangesToJson(overlap.changes));
+  CHECK(p.meta["expected_gain"].get<double>() > view.noise_band);
+  CHECK(p.rationale.find("makes moe_ep_overlap") != std::string::npos);
+  // Measured a little slower: the stack now offers the overlap from that candidate.
+  Record(&view, p, "within_noise", std::nullopt, 0.99);
+  bool found = false;
+  for (auto& parent : view.parents) {
+    if (parent.id != "c001") continue;
+    found = true;
+    parent.legal_moves.push_back(overlap);
+  }
+  REQUIRE(found);
+  Proposal q = Ask(view);
+  REQUIRE_FALSE(q.done);
+  CHECK(q.base_id == "c001");
+  CHECK(q.lever_id == "moe_ep_overlap");
+  CHECK(q.meta["follow_up_of"] == "c001");
+  CHECK(q.rationale.find("made legal moe_ep_overlap") != std::string::npos);
+}
+
 TEST_CASE("the heuristic says done when one more job does not fit the budget",
           "[agents][heuristic]") {
   CampaignView view = MakeView(24.0);

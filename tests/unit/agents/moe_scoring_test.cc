@@ -279,6 +279,53 @@ TEST_CASE("an expert tensor-parallel move is valued by the dispatch traffic it a
   CHECK(attune::agents::ExpertDispatchSeconds(dense, view.cluster) == std::optional<double>(0.0));
 }
 
+TEST_CASE("the EP overlap is valued by the all-to-all it hides", "[agents][scoring][moe]") {
+  // The DeepSeek-V3-like recipe at EP 8 (one node's NVLink), top-8, the alltoall dispatcher and
+  // sequence 4096: TP 2 x PP 4 on 32 nodes is 2 micro-batches of 15 MoE layers per stage. Each
+  // rank sends its 2048 tokens x 8 routed rows of 7168 BF16 values, 7/8 of them to its peers, in
+  // the dispatch and back in the combine, forward and backward.
+  Recipe r = MoeRecipe("8");
+  r.args.push_back({"--seq-length", {"4096"}});
+  r.args.push_back({"--moe-router-topk", {"8"}});
+  r.args.push_back({"--moe-token-dispatcher-type", {"alltoall"}});
+  r.args.push_back({"--sequence-parallel", {}});
+  CampaignView view = MoeView(r, 110);  // a 1 s step on H100s: NVLink at 80% of 450 GB/s
+  view.levers.push_back({"moe_ep_overlap", "", {"--overlap-moe-expert-parallel-comm"},
+                         {"communication"}, 0.05, 0.03, false});
+  const double rows = 2048.0 * 8 * 7168 * 2;
+  const double transfer = 7.0 / 8 * rows / (450e9 * 0.8);
+  const double seconds = 2 * 15 * 2 * 2 * transfer;
+  std::optional<double> a2a = attune::agents::ExpertAllToAllSeconds(r, view.cluster);
+  REQUIRE(a2a);
+  CHECK(*a2a == Approx(seconds).epsilon(1e-9));
+  const Move on{"moe_ep_overlap", {{"--overlap-moe-expert-parallel-comm", std::nullopt, ""}}, "", {}, {}};
+  auto ctx = MakeScoringContext(view);
+  const double hidden = 0.7 * std::min(seconds, 0.5);
+  CHECK(EstimateMove(ctx, on, 0).speed == Approx(hidden / (1 - hidden)));
+  // At EP 16 half of each rank's peers sit on another node: those rows take the 400 Gb/s NIC
+  // while the rest take NVLink, and the NIC's share is the longer.
+  Recipe wide = r;
+  for (auto& arg : wide.args) {
+    if (arg.flag == kEp) arg.values = {"16"};
+  }
+  const double far = 8.0 / 16 * rows / (50e9 * 0.8);
+  std::optional<double> a2a16 = attune::agents::ExpertAllToAllSeconds(wide, view.cluster);
+  REQUIRE(a2a16);
+  CHECK(*a2a16 == Approx(2 * 15 * 2 * 2 * far).epsilon(1e-9));
+  CHECK(*a2a16 > 5 * seconds);
+  // The allgather dispatcher runs no all-to-all (the overlap is not legal there), nor does EP 1.
+  Recipe ag = r;
+  for (auto& arg : ag.args) {
+    if (arg.flag == "--moe-token-dispatcher-type") arg.values = {"allgather"};
+  }
+  CHECK(attune::agents::ExpertAllToAllSeconds(ag, view.cluster) == std::optional<double>(0.0));
+  Recipe ep1 = r;
+  for (auto& arg : ep1.args) {
+    if (arg.flag == kEp) arg.values = {"1"};
+  }
+  CHECK(attune::agents::ExpertAllToAllSeconds(ep1, view.cluster) == std::optional<double>(0.0));
+}
+
 TEST_CASE("a MoE recipe's output layer weighs what the measured rate says, when that is less",
           "[agents][scoring][moe]") {
   // The DeepSeek-V3-like recipe with a 129,280 vocabulary, measured at 1,000 tokens/s/GPU on
