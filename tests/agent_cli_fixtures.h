@@ -84,8 +84,9 @@ inline CampaignView TwoMoveView(const std::string& campaign_id, const std::files
                0.1, 0.3, false},
               {"tensor_parallel", "tensor parallel size", {"--tensor-model-parallel-size"},
                {"communication"}, 0.1, 0.5, false}};
-  v.legal_moves = {{"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "micro-batch 1 -> 2", {}, {}},
-                   {"tensor_parallel", {{"--tensor-model-parallel-size", "2", "1"}}, "TP 2 -> 1", {}, {}}};
+  v.legal_moves = {
+      {"micro_batch_size", {{"--micro-batch-size", "1", "2"}}, "micro-batch 1 -> 2", {}, {}},
+      {"tensor_parallel", {{"--tensor-model-parallel-size", "2", "1"}}, "TP 2 -> 1", {}, {}}};
   v.budget_total_gpu_hours = 10;
   v.budget_left_gpu_hours = 4;
   v.job_cost_estimate_gpu_hours = 0.2;

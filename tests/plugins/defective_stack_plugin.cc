@@ -43,12 +43,18 @@ class TestStack : public Stack {
   std::vector<Move> LegalMoves(const Recipe& r, const ClusterInfo&) const override {
     std::vector<Move> moves;
     moves.push_back(Move{"a", {Change{"--a", GetValue(r, "--a"), "2"}}, "a -> 2", {}, {}});
-    if (defect_ == "foreign_lever") moves.push_back(Move{"zz", {Change{"--b", GetValue(r, "--b"), "9"}}, "b -> 9", {}, {}});
+    if (defect_ == "foreign_lever")
+      moves.push_back(Move{"zz", {Change{"--b", GetValue(r, "--b"), "9"}}, "b -> 9", {}, {}});
     if (defect_ == "objective_move") {
-      moves.push_back(Move{"b", {Change{"--b", GetValue(r, "--b"), "3"}, Change{"--lr", GetValue(r, "--lr"), "1"}},
-                           "b -> 3 with lr -> 1", {}, {}});
+      moves.push_back(
+          Move{"b",
+               {Change{"--b", GetValue(r, "--b"), "3"}, Change{"--lr", GetValue(r, "--lr"), "1"}},
+               "b -> 3 with lr -> 1",
+               {},
+               {}});
     }
-    if (defect_ == "stray_move") moves.push_back(Move{"b", {Change{"--lr", GetValue(r, "--lr"), "1"}}, "lr -> 1", {}, {}});
+    if (defect_ == "stray_move")
+      moves.push_back(Move{"b", {Change{"--lr", GetValue(r, "--lr"), "1"}}, "lr -> 1", {}, {}});
     return moves;
   }
   GateVerdict CheckObjective(const Recipe& base, const Recipe& cand) const override {

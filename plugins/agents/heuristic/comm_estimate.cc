@@ -206,11 +206,14 @@ std::optional<double> ExpertAllToAllSeconds(const Recipe& recipe, const ClusterI
   const double tokens = st->seq / shape.cp * shape.mbs / shape.tp;  // per rank, sequence-parallel
   const double rows = tokens * flag("--moe-router-topk").value_or(2) * st->h * 2;
   // Peers in the rank's NVLink domain (EP peers sit ETP ranks apart), the rest across the network.
-  const double in_domain = std::clamp(std::floor(NvlinkReach(st->fabric, st->per_node) / etp), 1.0, ep);
+  const double in_domain =
+      std::clamp(std::floor(NvlinkReach(st->fabric, st->per_node) / etp), 1.0, ep);
   const double near = (in_domain - 1) / ep * rows, far = (ep - in_domain) / ep * rows;
-  const double transfer = std::max(near / st->fabric.nvlink_bytes_per_s, far / st->fabric.nic_bytes_per_s);
+  const double transfer =
+      std::max(near / st->fabric.nvlink_bytes_per_s, far / st->fabric.nic_bytes_per_s);
   const std::optional<std::string> granularity = GetValue(recipe, "--recompute-granularity");
-  const double forwards = granularity && *granularity == "full" ? 3 : 2;  // forward, backward(, again)
+  const double forwards =
+      granularity && *granularity == "full" ? 3 : 2;  // forward, backward(, again)
   const double moe_share = 1 / flag("--moe-layer-freq").value_or(1);
   const double stage_layers = st->layers / std::max(1, shape.pp) * moe_share;
   return st->micro_batches * stage_layers * forwards * 2 * transfer;  // dispatch and combine

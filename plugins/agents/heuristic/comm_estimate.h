@@ -92,8 +92,9 @@ std::optional<double> ExpertDispatchSeconds(const Recipe& recipe, const ClusterI
 // rank's NVLink domain go over NVLink, the rest over the rank's NIC, at the same time. 0 for a
 // dense model, EP 1 or the allgather dispatcher; std::nullopt without the model's shape, the
 // global batch or a known fabric.
-std::optional<double> ExpertAllToAllSeconds(const Recipe& recipe, const ClusterInfo& cluster,
-                                            const std::map<std::string, std::string>& defaults = {});
+std::optional<double> ExpertAllToAllSeconds(
+    const Recipe& recipe, const ClusterInfo& cluster,
+    const std::map<std::string, std::string>& defaults = {});
 
 }  // namespace attune::agents
 

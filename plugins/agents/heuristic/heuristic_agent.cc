@@ -221,8 +221,8 @@ CampaignView ViewFrom(const CampaignView& view, const ParentView& parent) {
 
 // One lever's moves from every other measured candidate, valued against the leader:
 // (parent / leader) × (1 + the move's expected gain from the parent) − 1, a parent that leads by
-// less than half the noise band counted as fast as the leader (ParentRatio). This is how two winners that were each
-// within noise combine, one lever at a time.
+// less than half the noise band counted as fast as the leader (ParentRatio). This is how two
+// winners that were each within noise combine, one lever at a time.
 void AddParentOptions(const CampaignView& view, const TriedSet& tried, std::vector<Option>* out) {
   for (size_t p = 0; p < view.parents.size(); ++p) {
     const ParentView& parent = view.parents[p];
@@ -239,11 +239,12 @@ void AddParentOptions(const CampaignView& view, const TriedSet& tried, std::vect
       o.base_id = parent.id;
       o.gain = ratio * (1 + e.gain) - 1;
       o.order = static_cast<int>((p + 1) * 100000 + i);
-      o.rationale = "from " + parent.id + " (" + Percent(measured - 1) + " against the leader " +
-                    view.leader_id +
-                    (ratio != measured ? ", under half the noise band: counted as " + Percent(ratio - 1)
-                                       : std::string()) +
-                    "): " + o.rationale + "; against the leader " + Percent(o.gain);
+      o.rationale =
+          "from " + parent.id + " (" + Percent(measured - 1) + " against the leader " +
+          view.leader_id +
+          (ratio != measured ? ", under half the noise band: counted as " + Percent(ratio - 1)
+                             : std::string()) +
+          "): " + o.rationale + "; against the leader " + Percent(o.gain);
       o.meta["parent_ratio"] = ratio;
       if (ratio != measured) o.meta["parent_measured_ratio"] = measured;
       o.meta["expected_gain"] = o.gain;
@@ -316,10 +317,11 @@ void AddFollowUps(const ScoringContext& ctx, std::vector<Option>* out) {
       const bool enabled = r.agent_meta.contains("unlocks");
       o.rationale = r.candidate_id + " (" + r.lever_id + ", " + Percent(ratio - 1) +
                     " against the leader) " +
-                    (reopen ? "re-opened " : enabled ? "made legal " : "made room for ") +
-                    m.lever_id + " [" + MoveText(m) +
-                    "]: from " + r.candidate_id + " expected " + Percent(o.gain) +
-                    " against the leader (" + Fixed(kPairConfidence) + " × " +
+                    (reopen    ? "re-opened "
+                     : enabled ? "made legal "
+                               : "made room for ") +
+                    m.lever_id + " [" + MoveText(m) + "]: from " + r.candidate_id + " expected " +
+                    Percent(o.gain) + " against the leader (" + Fixed(kPairConfidence) + " × " +
                     Percent(hungry_gain) + ")";
       o.meta = {{"expected_gain", o.gain},
                 {"follow_up_of", r.candidate_id},

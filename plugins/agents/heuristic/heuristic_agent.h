@@ -27,7 +27,8 @@
 //  7. otherwise EXPLORE (unless `with: {explore: false}`): propose the best of the rest anyway,
 //     marked meta.explore — a measurement replaces the prior, and the campaign's budget or its stop
 //     rule, not the agent, ends tuning. Exploring ranks by expected gain minus kExploreRepeatCost
-//     per earlier measurement of the same lever, so the least-measured levers come first. Done only when no untried legal move is left anywhere.
+//     per earlier measurement of the same lever, so the least-measured levers come first. Done only
+//     when no untried legal move is left anywhere.
 // Each proposal carries a rationale (diagnosis → lever → why) and meta with the numbers.
 //
 // Config (`with:`): min_gain (double, default: the view's noise band), pair_after_oom (bool,

@@ -96,8 +96,11 @@ std::vector<Move> AutoModelStack::LegalMoves(const Recipe& recipe, const Cluster
       if (!ApplyChanges(&candidate, {change}).ok()) continue;
       if (!Validate(candidate, cluster).ok()) continue;
       if (!CheckObjective(recipe, candidate).pass) continue;
-      Move move{spec.lever.id, {change},
-                spec.key.substr(2) + " " + current.value_or("(unset)") + " -> " + value, {}, {}};
+      Move move{spec.lever.id,
+                {change},
+                spec.key.substr(2) + " " + current.value_or("(unset)") + " -> " + value,
+                {},
+                {}};
       if (!from && !effective.empty()) move.defaults[spec.key] = effective;
       moves.push_back(std::move(move));
     }

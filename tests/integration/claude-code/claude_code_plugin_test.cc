@@ -36,7 +36,9 @@ CampaignView SmallView() {
       {"micro_batch_size", {{"--micro-batch-size", "1", "4"}}, "mbs 1 -> 4", {}, {}},
       {"tp_sp",
        {{"--tensor-model-parallel-size", "2", "4"}, {"--sequence-parallel", std::nullopt, ""}},
-       "tp 4 + sp", {}, {}}};
+       "tp 4 + sp",
+       {},
+       {}}};
   v.noise_band = 0.03;
   return v;
 }
@@ -114,7 +116,8 @@ TEST_CASE("a proposal from another measured candidate is checked against that ca
   parent.id = "c002";
   parent.recipe = v.leader;
   REQUIRE(SetValue(&parent.recipe, "--micro-batch-size", "2").ok());
-  parent.legal_moves = {{"micro_batch_size", {{"--micro-batch-size", "2", "4"}}, "mbs 2 -> 4", {}, {}}};
+  parent.legal_moves = {
+      {"micro_batch_size", {{"--micro-batch-size", "2", "4"}}, "mbs 2 -> 4", {}, {}}};
   v.parents = {parent};
   auto answer = ParseAnswer(
       "{\"base\": \"c002\", \"changes\": [{\"key\": \"--micro-batch-size\", \"from\": \"2\", \"to\": \"4\"}]}");

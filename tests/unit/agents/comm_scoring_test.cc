@@ -89,7 +89,8 @@ Move Pp(const std::string& from, const std::string& to) {
   return {"pipeline_parallel", {{kPp, from, to}}, "", {}, {}};
 }
 
-const Move kOverlapGrad = {"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}, {}};
+const Move kOverlapGrad = {
+    "overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}, {}};
 
 }  // namespace
 

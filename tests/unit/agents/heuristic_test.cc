@@ -232,8 +232,10 @@ TEST_CASE("two winners within noise combine: one lever from the other's candidat
           "[agents][heuristic]") {
   CampaignView view = MakeView(std::nullopt);
   // Only two moves from the leader, both measured within noise and faster.
-  attune::Move flash{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}};
-  attune::Move distopt{"distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
+  attune::Move flash{
+      "attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}};
+  attune::Move distopt{
+      "distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
   view.legal_moves = {flash, distopt};
   Proposal a;
   a.changes = flash.changes;
@@ -263,8 +265,10 @@ TEST_CASE("two winners within noise combine: one lever from the other's candidat
 TEST_CASE("a parent that leads the leader by a hair of noise does not take the leader's moves",
           "[agents][heuristic]") {
   CampaignView view = MakeView(std::nullopt);
-  attune::Move flash{"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}};
-  attune::Move distopt{"distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
+  attune::Move flash{
+      "attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}};
+  attune::Move distopt{
+      "distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
   view.legal_moves = {flash, distopt};
   Proposal a;
   a.changes = flash.changes;
@@ -307,28 +311,45 @@ TEST_CASE("a move that makes a lever legal is proposed alone for it, then that l
   // A MoE recipe: 16 layers of width 4096, 64 experts top-8, EP 16 over two 8-GPU nodes under
   // the allgather dispatcher, where Megatron does not run the EP overlap.
   attune::Recipe r = view.baseline;
-  for (const auto& [flag, value] :
-       std::vector<std::pair<std::string, std::string>>{{"--num-layers", "16"},
-                                                        {"--hidden-size", "4096"},
-                                                        {"--seq-length", "4096"},
-                                                        {"--num-experts", "64"},
-                                                        {"--moe-router-topk", "8"},
-                                                        {"--expert-model-parallel-size", "16"},
-                                                        {"--moe-token-dispatcher-type", "allgather"}}) {
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--num-layers", "16"},
+           {"--hidden-size", "4096"},
+           {"--seq-length", "4096"},
+           {"--num-experts", "64"},
+           {"--moe-router-topk", "8"},
+           {"--expert-model-parallel-size", "16"},
+           {"--moe-token-dispatcher-type", "allgather"}}) {
     r.args.push_back({flag, {value}});
   }
   r.topology = {2, 8, "H100"};
   view.baseline = r;
   view.leader = r;
-  view.levers.push_back({"moe_token_dispatcher", "", {"--moe-token-dispatcher-type"}, {"communication"},
-                         0.0, 0.0, false});
-  view.levers.push_back({"moe_ep_overlap", "", {"--overlap-moe-expert-parallel-comm"},
-                         {"communication"}, 0.05, 0.03, false});
-  view.levers.push_back({"gated_prior", "", {"--gated-prior"}, {"communication"}, 0.10, 0.0, false});
-  attune::Move alltoall{"moe_token_dispatcher", {{"--moe-token-dispatcher-type", "allgather", "alltoall"}}, "", {}, {}};
-  attune::Move overlap{"moe_ep_overlap", {{"--overlap-moe-expert-parallel-comm", std::nullopt, ""}}, "", {}, {}};
+  view.levers.push_back({"moe_token_dispatcher",
+                         "",
+                         {"--moe-token-dispatcher-type"},
+                         {"communication"},
+                         0.0,
+                         0.0,
+                         false});
+  view.levers.push_back({"moe_ep_overlap",
+                         "",
+                         {"--overlap-moe-expert-parallel-comm"},
+                         {"communication"},
+                         0.05,
+                         0.03,
+                         false});
+  view.levers.push_back(
+      {"gated_prior", "", {"--gated-prior"}, {"communication"}, 0.10, 0.0, false});
+  attune::Move alltoall{"moe_token_dispatcher",
+                        {{"--moe-token-dispatcher-type", "allgather", "alltoall"}},
+                        "",
+                        {},
+                        {}};
+  attune::Move overlap{
+      "moe_ep_overlap", {{"--overlap-moe-expert-parallel-comm", std::nullopt, ""}}, "", {}, {}};
   attune::Move gated{"gated_prior", {{"--gated-prior", std::nullopt, ""}}, "", {}, {}};
-  attune::Move distopt{"distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
+  attune::Move distopt{
+      "distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
   view.legal_moves = {distopt, alltoall};
   // Alone, nothing beats the noise band: the heuristic only explores.
   CHECK(Ask(view).meta.value("explore", false));
@@ -417,8 +438,9 @@ TEST_CASE("after a new leader the heuristic keeps going in the direction that pa
 
 TEST_CASE("a past lesson lifts a lever above an equal catalog prior", "[agents][heuristic]") {
   CampaignView view = MakeView(std::nullopt);
-  view.legal_moves = {{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}, {}},
-                      {"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}}};
+  view.legal_moves = {
+      {"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}, {}},
+      {"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}}};
   for (auto& lever : view.levers) lever.expected_speed = 0.08;
   view.lessons = "lever: attention_backend effect: +20%\n";
   CHECK(Ask(view).lever_id == "attention_backend");
@@ -431,8 +453,9 @@ TEST_CASE("a lesson learned on the reverse move does not make the forward move l
   // A past campaign sped up 40% by turning full recompute off; that says adding recompute is
   // slower, not faster.
   CampaignView view = MakeView(std::nullopt);
-  view.legal_moves = {{"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}, {}},
-                      {"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}}};
+  view.legal_moves = {
+      {"overlap_grad_reduce", {{"--overlap-grad-reduce", std::nullopt, ""}}, "", {}, {}},
+      {"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}}};
   for (auto& lever : view.levers) lever.expected_speed = 0.08;
   view.lessons =
       "- lever: attention_backend effect: +40% outcome: new_leader change: "

@@ -290,15 +290,21 @@ TEST_CASE("the EP overlap is valued by the all-to-all it hides", "[agents][scori
   r.args.push_back({"--moe-token-dispatcher-type", {"alltoall"}});
   r.args.push_back({"--sequence-parallel", {}});
   CampaignView view = MoeView(r, 110);  // a 1 s step on H100s: NVLink at 80% of 450 GB/s
-  view.levers.push_back({"moe_ep_overlap", "", {"--overlap-moe-expert-parallel-comm"},
-                         {"communication"}, 0.05, 0.03, false});
+  view.levers.push_back({"moe_ep_overlap",
+                         "",
+                         {"--overlap-moe-expert-parallel-comm"},
+                         {"communication"},
+                         0.05,
+                         0.03,
+                         false});
   const double rows = 2048.0 * 8 * 7168 * 2;
   const double transfer = 7.0 / 8 * rows / (450e9 * 0.8);
   const double seconds = 2 * 15 * 2 * 2 * transfer;
   std::optional<double> a2a = attune::agents::ExpertAllToAllSeconds(r, view.cluster);
   REQUIRE(a2a);
   CHECK(*a2a == Approx(seconds).epsilon(1e-9));
-  const Move on{"moe_ep_overlap", {{"--overlap-moe-expert-parallel-comm", std::nullopt, ""}}, "", {}, {}};
+  const Move on{
+      "moe_ep_overlap", {{"--overlap-moe-expert-parallel-comm", std::nullopt, ""}}, "", {}, {}};
   auto ctx = MakeScoringContext(view);
   const double hidden = 0.7 * std::min(seconds, 0.5);
   CHECK(EstimateMove(ctx, on, 0).speed == Approx(hidden / (1 - hidden)));

@@ -82,7 +82,8 @@ TEST_CASE("a move addresses the memory diagnosis its own memory sign implies",
   CHECK(Has(e.addresses, "memory_headroom"));
   CHECK_FALSE(Has(e.addresses, "memory_pressure"));
   CHECK(e.memory > 0);
-  Move less_recompute{"recompute", {{"--recompute-granularity", "selective", std::nullopt}}, "", {}, {}};
+  Move less_recompute{
+      "recompute", {{"--recompute-granularity", "selective", std::nullopt}}, "", {}, {}};
   auto r = EstimateMove(ctx, less_recompute, 1);
   CHECK(r.direction == -1);
   CHECK(r.speed > 0);
