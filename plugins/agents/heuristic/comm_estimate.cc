@@ -97,6 +97,22 @@ std::optional<StageShape> ReadStage(const Recipe& recipe, const ClusterInfo& clu
                     std::max(1, recipe.topology.gpus_per_node)};
 }
 
+// The recipe's token dispatcher (Megatron's default when it sets none and the stack says none).
+std::string Dispatcher(const Recipe& recipe, const std::map<std::string, std::string>& defaults) {
+  const char* key = "--moe-token-dispatcher-type";
+  return GetValue(recipe, key).value_or(defaults.count(key) ? defaults.at(key) : "allgather");
+}
+
+// How many times an iteration runs a MoE layer's dispatch on the busiest stage: each micro-batch's
+// forward, backward and a full recomputation's forward, in each of the stage's MoE layers.
+double MoePasses(const Recipe& recipe, const std::map<std::string, std::string>& defaults,
+                 const StageShape& st) {
+  const std::optional<std::string> granularity = GetValue(recipe, "--recompute-granularity");
+  const double forwards = granularity && *granularity == "full" ? 3 : 2;
+  const double moe_share = 1 / PositiveFlag(recipe, defaults, "--moe-layer-freq").value_or(1);
+  return st.micro_batches * st.layers / std::max(1, st.shape.pp) * moe_share * forwards;
+}
+
 }  // namespace
 
 int NvlinkReach(const ClusterInfo& cluster, int gpus_per_node) {
@@ -164,10 +180,7 @@ std::optional<double> ExpertDispatchSeconds(const Recipe& recipe, const ClusterI
   std::optional<StageShape> st = ReadStage(recipe, cluster, defaults);
   if (!st) return std::nullopt;
   const RecipeShape& shape = st->shape;
-  const std::string dispatcher = GetValue(recipe, "--moe-token-dispatcher-type")
-                                     .value_or(defaults.count("--moe-token-dispatcher-type")
-                                                   ? defaults.at("--moe-token-dispatcher-type")
-                                                   : "allgather");
+  const std::string dispatcher = Dispatcher(recipe, defaults);
   const bool allgather = dispatcher == "allgather";
   const double etp = shape.etp, ep = shape.ep;
   if (etp <= 1 && !allgather) return 0.0;
@@ -183,11 +196,7 @@ std::optional<double> ExpertDispatchSeconds(const Recipe& recipe, const ClusterI
   }
   if (n <= 1) return 0.0;
   const double collective = (n - 1) / n * gathered / RingBandwidth(st->fabric, st->per_node, 1, n);
-  const std::optional<std::string> granularity = GetValue(recipe, "--recompute-granularity");
-  const double forwards = granularity && *granularity == "full" ? 3 : 2;  // forward, backward(, again)
-  const double moe_share = 1 / flag("--moe-layer-freq").value_or(1);
-  const double stage_layers = st->layers / std::max(1, shape.pp) * moe_share;
-  return st->micro_batches * stage_layers * forwards * 2 * collective;
+  return MoePasses(recipe, defaults, *st) * 2 * collective;
 }
 
 std::optional<double> ExpertAllToAllSeconds(const Recipe& recipe, const ClusterInfo& cluster,
@@ -197,10 +206,7 @@ std::optional<double> ExpertAllToAllSeconds(const Recipe& recipe, const ClusterI
   std::optional<StageShape> st = ReadStage(recipe, cluster, defaults);
   if (!st) return std::nullopt;
   const RecipeShape& shape = st->shape;
-  const std::string dispatcher = GetValue(recipe, "--moe-token-dispatcher-type")
-                                     .value_or(defaults.count("--moe-token-dispatcher-type")
-                                                   ? defaults.at("--moe-token-dispatcher-type")
-                                                   : "allgather");
+  const std::string dispatcher = Dispatcher(recipe, defaults);
   const double ep = shape.ep, etp = std::max(1, shape.etp);
   if (ep <= 1 || dispatcher == "allgather") return 0.0;
   const double tokens = st->seq / shape.cp * shape.mbs / shape.tp;  // per rank, sequence-parallel
@@ -211,12 +217,7 @@ std::optional<double> ExpertAllToAllSeconds(const Recipe& recipe, const ClusterI
   const double near = (in_domain - 1) / ep * rows, far = (ep - in_domain) / ep * rows;
   const double transfer =
       std::max(near / st->fabric.nvlink_bytes_per_s, far / st->fabric.nic_bytes_per_s);
-  const std::optional<std::string> granularity = GetValue(recipe, "--recompute-granularity");
-  const double forwards =
-      granularity && *granularity == "full" ? 3 : 2;  // forward, backward(, again)
-  const double moe_share = 1 / flag("--moe-layer-freq").value_or(1);
-  const double stage_layers = st->layers / std::max(1, shape.pp) * moe_share;
-  return st->micro_batches * stage_layers * forwards * 2 * transfer;  // dispatch and combine
+  return MoePasses(recipe, defaults, *st) * 2 * transfer;  // dispatch and combine
 }
 
 }  // namespace attune::agents

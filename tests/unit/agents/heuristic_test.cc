@@ -53,6 +53,29 @@ CampaignView AfterSaver(const std::string& outcome, double speedup, Proposal* fi
   return view;
 }
 
+// A view whose leader offers two moves, flash attention then the distributed optimizer, the first
+// `speedups.size()` of them measured within noise at those speedups over the leader; the parents
+// keep only their moves of the levers `parent_levers`.
+CampaignView TwoMoveView(const std::vector<double>& speedups,
+                         const std::set<std::string>& parent_levers) {
+  CampaignView view = MakeView(std::nullopt);
+  view.legal_moves = {
+      {"attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}},
+      {"distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}}};
+  const std::vector<attune::Move> moves = view.legal_moves;
+  for (size_t i = 0; i < speedups.size() && i < moves.size(); ++i) {
+    Proposal p;
+    p.changes = moves[i].changes;
+    p.lever_id = moves[i].lever_id;
+    Record(&view, p, "within_noise", std::nullopt, speedups[i]);
+  }
+  for (auto& parent : view.parents) {
+    std::erase_if(parent.legal_moves,
+                  [&](const attune::Move& m) { return parent_levers.count(m.lever_id) == 0; });
+  }
+  return view;
+}
+
 }  // namespace
 
 TEST_CASE("with memory headroom the heuristic spends it on a faster, hungrier setting",
@@ -230,28 +253,8 @@ TEST_CASE("exploring measures each lever once before measuring any lever again",
 
 TEST_CASE("two winners within noise combine: one lever from the other's candidate",
           "[agents][heuristic]") {
-  CampaignView view = MakeView(std::nullopt);
   // Only two moves from the leader, both measured within noise and faster.
-  attune::Move flash{
-      "attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}};
-  attune::Move distopt{
-      "distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
-  view.legal_moves = {flash, distopt};
-  Proposal a;
-  a.changes = flash.changes;
-  a.lever_id = flash.lever_id;
-  Record(&view, a, "within_noise", std::nullopt, 1.025);
-  Proposal b;
-  b.changes = distopt.changes;
-  b.lever_id = distopt.lever_id;
-  Record(&view, b, "within_noise", std::nullopt, 1.02);
-  for (auto& parent : view.parents) {
-    std::vector<attune::Move> moves;
-    for (const auto& m : parent.legal_moves) {
-      if (m.lever_id == "attention_backend" || m.lever_id == "distributed_optimizer") moves.push_back(m);
-    }
-    parent.legal_moves = moves;
-  }
+  CampaignView view = TwoMoveView({1.025, 1.02}, {"attention_backend", "distributed_optimizer"});
   Proposal p = Ask(view);
   REQUIRE_FALSE(p.done);
   CHECK_FALSE(p.meta.value("explore", false));
@@ -264,24 +267,10 @@ TEST_CASE("two winners within noise combine: one lever from the other's candidat
 
 TEST_CASE("a parent that leads the leader by a hair of noise does not take the leader's moves",
           "[agents][heuristic]") {
-  CampaignView view = MakeView(std::nullopt);
-  attune::Move flash{
-      "attention_backend", {{"--attention-backend", std::nullopt, "flash"}}, "", {}, {}};
-  attune::Move distopt{
-      "distributed_optimizer", {{"--use-distributed-optimizer", std::nullopt, ""}}, "", {}, {}};
-  view.legal_moves = {flash, distopt};
-  Proposal a;
-  a.changes = flash.changes;
-  a.lever_id = flash.lever_id;
-  // Measured 0.4% faster than the leader: far inside the noise band, and under half of it.
-  Record(&view, a, "within_noise", std::nullopt, 1.004);
-  for (auto& parent : view.parents) {
-    std::vector<attune::Move> moves;
-    for (const auto& m : parent.legal_moves) {
-      if (m.lever_id == "distributed_optimizer") moves.push_back(m);
-    }
-    parent.legal_moves = moves;
-  }
+  // The flash move measured 0.4% faster than the leader: far inside the noise band, and under
+  // half of it.
+  CampaignView view = TwoMoveView({1.004}, {"distributed_optimizer"});
+  const attune::Move distopt = view.legal_moves[1];
   Proposal p = Ask(view);
   REQUIRE_FALSE(p.done);
   // The same lever is offered from the leader and from c001; the leader's wins the tie.
