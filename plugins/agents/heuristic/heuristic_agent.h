@@ -17,6 +17,9 @@
 //     setting that a kept move introduced and that interacts with it, the move taking that
 //     setting back to an ancestor's value is proposed alone (meta.reopens, meta.then naming the
 //     lost change), then the lost change from its candidate (a follow-up, as for pairs);
+//  4c. ENABLERS (unlocks.h) become two candidates the same way: a legal move that makes another
+//     lever legal (Move::unlocks) is proposed alone for it (meta.unlocks, meta.then) when the
+//     unlocked move's value comes from the recipe's shape, then that move from its candidate;
 //  5. value every untried legal move of the other measured candidates (view.parents) against the
 //     leader: (parent / leader) × (1 + gain from the parent) − 1 — how winners within noise
 //     combine. A parent that leads the leader by less than half the noise band counts as exactly
