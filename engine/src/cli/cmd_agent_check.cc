@@ -21,6 +21,7 @@
 #include "cli/args.h"
 #include "cli/conformance.h"
 #include "plugin/plugin_host.h"
+#include "steps/steps.h"
 
 namespace attune::cli {
 
@@ -125,6 +126,7 @@ CampaignView FirstView(const Fixture& f) {
   v.leader_measurement = v.baseline_measurement;
   v.levers = f.stack->Levers();
   v.legal_moves = f.stack->LegalMoves(f.recipe, f.cluster);
+  FindUnlocks(*f.stack, f.recipe, f.cluster, &v.legal_moves);  // as a campaign's view lists them
   v.budget_total_gpu_hours = 100;
   v.budget_left_gpu_hours = 90;
   v.job_cost_estimate_gpu_hours = 1;
@@ -288,6 +290,7 @@ void AddClauses(ConformanceSuite& suite, PluginHost& host, Env& env, Fixture& f,
     v.history[0].measurement = v.leader_measurement;
     v.history[0].speedup_vs_baseline = 1.15;
     v.legal_moves = f.stack->LegalMoves(v.leader, f.cluster);
+    FindUnlocks(*f.stack, v.leader, f.cluster, &v.legal_moves);
     return AskAndCheck(asker, agent.get(), v, &tried->changes, "it is already applied to the new leader");
   });
   suite.Run("propose.restart", [&] {
