@@ -260,6 +260,8 @@ void ApplyCompanion(const std::string& name, const ClusterInfo& cluster, const R
     if (!v.sp) RemoveIfSet(r, ch, "--tp-comm-overlap");
   } else if (name == "param_gather_follows_prerequisites") {
     if (!v.dist_opt || !v.overlap_grad) RemoveIfSet(r, ch, "--overlap-param-gather");
+  } else if (name == "ep_overlap_follows_prerequisites") {
+    if (!EpOverlapPrerequisitesMet(*r)) RemoveIfSet(r, ch, "--overlap-moe-expert-parallel-comm");
   }
 }
 

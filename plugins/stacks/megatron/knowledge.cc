@@ -48,9 +48,14 @@ std::vector<std::pair<std::string, std::string>> StrMap(const std::string& sourc
 const std::set<std::string> kKinds = {"memory_headroom", "memory_pressure", "communication",
                                       "pipeline_bubble", "launch_overhead", "compute_bound",
                                       "oom"};
-const std::set<std::string> kCompanions = {
-    "cuda_device_max_connections", "sequence_parallel_follows_tp", "uneven_split_follows_pp", "layout_follows_pp",
-    "virtual_pipeline_follows_pp", "tp_comm_overlap_follows_sp", "param_gather_follows_prerequisites"};
+const std::set<std::string> kCompanions = {"cuda_device_max_connections",
+                                           "sequence_parallel_follows_tp",
+                                           "uneven_split_follows_pp",
+                                           "layout_follows_pp",
+                                           "virtual_pipeline_follows_pp",
+                                           "tp_comm_overlap_follows_sp",
+                                           "param_gather_follows_prerequisites",
+                                           "ep_overlap_follows_prerequisites"};
 const std::set<std::string> kGenerators = {"gpus_per_node",    "nvlink_gpus", "num_layers",
                                            "layers_per_stage", "num_experts", "world"};
 

@@ -1,5 +1,7 @@
-// The engine's FindUnlocks on the real Megatron stack: a move that meets a lever's prerequisite
-// lists that lever's moves (Move::unlocks); a move that does not, does not.
+// Levers behind prerequisites on the real Megatron stack. The engine's FindUnlocks: a move that
+// meets a lever's prerequisite lists that lever's moves (Move::unlocks); a move that does not, does
+// not. And the other way: a move that breaks the EP overlap's prerequisites drops the overlap with
+// it (companion ep_overlap_follows_prerequisites) instead of being refused.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -82,6 +84,48 @@ TEST_CASE("a lever behind two prerequisites is unlocked only by the move that me
     }
   }
   CHECK(vpp_unlocks);
+}
+
+bool Removes(const Move& m, const std::string& key) {
+  for (const Change& c : m.changes) {
+    if (c.key == key && !c.to) return true;
+  }
+  return false;
+}
+
+TEST_CASE("a move that breaks the EP overlap's prerequisites takes the overlap with it",
+          "[megatron][unlocks]") {
+  const std::string overlap = "--overlap-moe-expert-parallel-comm";
+  const Recipe r = With(With(With(MoeRecipe(), "--expert-model-parallel-size", "2"),
+                             "--moe-token-dispatcher-type", "alltoall"),
+                        overlap, "");
+  REQUIRE(Stack().Validate(r, H100()).ok());
+  std::vector<Move> moves = Stack().LegalMoves(r, H100());
+  // EP 1 has no dispatch to overlap; allgather and full recompute are refused with it.
+  const Move* ep1 = Find(moves, "--expert-model-parallel-size", "1");
+  REQUIRE(ep1 != nullptr);
+  CHECK(ep1->lever_id == "expert_parallel");
+  CHECK(Removes(*ep1, overlap));
+  CHECK(ep1->changes.size() == 2);
+  const Move* allgather = Find(moves, "--moe-token-dispatcher-type", "allgather");
+  REQUIRE(allgather != nullptr);
+  CHECK(Removes(*allgather, overlap));
+  const Move* full = Find(moves, "--recompute-granularity", "full");
+  REQUIRE(full != nullptr);
+  CHECK(Removes(*full, overlap));
+  // Moves that keep the prerequisites keep the overlap.
+  const Move* ep4 = Find(moves, "--expert-model-parallel-size", "4");
+  REQUIRE(ep4 != nullptr);
+  CHECK_FALSE(Removes(*ep4, overlap));
+  const Move* flex = Find(moves, "--moe-token-dispatcher-type", "flex");
+  if (flex != nullptr) CHECK_FALSE(Removes(*flex, overlap));
+  // Every move the stack lists is a recipe it accepts.
+  for (const Move& m : moves) {
+    Recipe after = r;
+    REQUIRE(ApplyChanges(&after, m.changes).ok());
+    INFO(m.lever_id);
+    CHECK(Stack().Validate(after, H100()).ok());
+  }
 }
 
 }  // namespace
