@@ -260,8 +260,9 @@ void ApplyCompanion(const std::string& name, const ClusterInfo& cluster, const R
     if (!v.sp) RemoveIfSet(r, ch, "--tp-comm-overlap");
   } else if (name == "param_gather_follows_prerequisites") {
     if (!v.dist_opt || !v.overlap_grad) RemoveIfSet(r, ch, "--overlap-param-gather");
-  } else if (name == "ep_overlap_follows_prerequisites") {
-    if (!EpOverlapPrerequisitesMet(*r)) RemoveIfSet(r, ch, "--overlap-moe-expert-parallel-comm");
+  } else if (name == "ep_overlap_follows_ep") {
+    // At EP 1 there is no dispatch left to overlap (and Megatron refuses the flag there).
+    if (v.ep <= 1) RemoveIfSet(r, ch, "--overlap-moe-expert-parallel-comm");
   }
 }
 

@@ -55,7 +55,7 @@ const std::set<std::string> kCompanions = {"cuda_device_max_connections",
                                            "virtual_pipeline_follows_pp",
                                            "tp_comm_overlap_follows_sp",
                                            "param_gather_follows_prerequisites",
-                                           "ep_overlap_follows_prerequisites"};
+                                           "ep_overlap_follows_ep"};
 const std::set<std::string> kGenerators = {"gpus_per_node",    "nvlink_gpus", "num_layers",
                                            "layers_per_stage", "num_experts", "world"};
 

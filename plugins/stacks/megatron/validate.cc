@@ -255,17 +255,13 @@ Found MoeDispatcherDeps(const Recipe& r, const RecipeView&, const ClusterInfo&) 
   return std::nullopt;
 }
 
-Found EpOverlapUnmet(const Recipe& r, const RecipeView& v) {
+Found EpOverlap(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
+  if (!Has(r, "--overlap-moe-expert-parallel-comm")) return std::nullopt;
   if (v.ep <= 1) return "--overlap-moe-expert-parallel-comm needs EP > 1, found EP " + S(v.ep);
   if (!AllToAllOrFlex(r)) return "--overlap-moe-expert-parallel-comm needs the alltoall or flex dispatcher";
   if (v.recompute_granularity == "full") return "--overlap-moe-expert-parallel-comm is incompatible with full recompute";
   if (v.pp > 1 && v.vpp <= 1) return "--overlap-moe-expert-parallel-comm with PP > 1 needs a virtual pipeline";
   return std::nullopt;
-}
-
-Found EpOverlap(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
-  if (!Has(r, "--overlap-moe-expert-parallel-comm")) return std::nullopt;
-  return EpOverlapUnmet(r, v);
 }
 
 Found TpCommOverlapSp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
@@ -486,10 +482,6 @@ const std::vector<Rule>& Rules() {
 }
 
 }  // namespace
-
-bool EpOverlapPrerequisitesMet(const Recipe& recipe) {
-  return !EpOverlapUnmet(recipe, ReadView(recipe));
-}
 
 bool NeedsMaxConnectionsOne(const Recipe& recipe, const ClusterInfo& cluster) {
   if (cluster.compute_capability_major >= 10) return false;

@@ -36,10 +36,6 @@ Status ViolationsToStatus(const std::vector<Violation>& violations);
 // The rules, for Describe().
 const std::vector<ConstraintInfo>& ConstraintCatalog();
 
-// True when the recipe meets what --overlap-moe-expert-parallel-comm needs (EP > 1, the alltoall
-// or flex dispatcher, no full recompute, a virtual pipeline under PP > 1), set or not.
-bool EpOverlapPrerequisitesMet(const Recipe& recipe);
-
 // True when the CUDA_DEVICE_MAX_CONNECTIONS=1 rule applies to this recipe and cluster (never on a
 // CPU cluster: there is no CUDA there).
 bool NeedsMaxConnectionsOne(const Recipe& recipe, const ClusterInfo& cluster);

@@ -1,7 +1,7 @@
 // Levers behind prerequisites on the real Megatron stack. The engine's FindUnlocks: a move that
 // meets a lever's prerequisite lists that lever's moves (Move::unlocks); a move that does not, does
-// not. And the other way: a move that breaks the EP overlap's prerequisites drops the overlap with
-// it (companion ep_overlap_follows_prerequisites) instead of being refused.
+// not. And the other way: EP 1 drops the EP overlap it leaves nothing to do for (companion
+// ep_overlap_follows_ep) instead of being refused.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -93,7 +93,7 @@ bool Removes(const Move& m, const std::string& key) {
   return false;
 }
 
-TEST_CASE("a move that breaks the EP overlap's prerequisites takes the overlap with it",
+TEST_CASE("EP 1 takes the EP overlap with it; other moves that would break it stay refused",
           "[megatron][unlocks]") {
   const std::string overlap = "--overlap-moe-expert-parallel-comm";
   const Recipe r = With(With(With(MoeRecipe(), "--expert-model-parallel-size", "2"),
@@ -101,24 +101,20 @@ TEST_CASE("a move that breaks the EP overlap's prerequisites takes the overlap w
                         overlap, "");
   REQUIRE(Stack().Validate(r, H100()).ok());
   std::vector<Move> moves = Stack().LegalMoves(r, H100());
-  // EP 1 has no dispatch to overlap; allgather and full recompute are refused with it.
+  // EP 1 has no dispatch to overlap: the move drops the flag (Megatron refuses it there).
   const Move* ep1 = Find(moves, "--expert-model-parallel-size", "1");
   REQUIRE(ep1 != nullptr);
   CHECK(ep1->lever_id == "expert_parallel");
   CHECK(Removes(*ep1, overlap));
   CHECK(ep1->changes.size() == 2);
-  const Move* allgather = Find(moves, "--moe-token-dispatcher-type", "allgather");
-  REQUIRE(allgather != nullptr);
-  CHECK(Removes(*allgather, overlap));
-  const Move* full = Find(moves, "--recompute-granularity", "full");
-  REQUIRE(full != nullptr);
-  CHECK(Removes(*full, overlap));
-  // Moves that keep the prerequisites keep the overlap.
+  // A larger EP keeps it.
   const Move* ep4 = Find(moves, "--expert-model-parallel-size", "4");
   REQUIRE(ep4 != nullptr);
   CHECK_FALSE(Removes(*ep4, overlap));
-  const Move* flex = Find(moves, "--moe-token-dispatcher-type", "flex");
-  if (flex != nullptr) CHECK_FALSE(Removes(*flex, overlap));
+  // The allgather dispatcher and full recompute would lose the overlap with the dispatch still
+  // there: not offered while it is set.
+  CHECK(Find(moves, "--moe-token-dispatcher-type", "allgather") == nullptr);
+  CHECK(Find(moves, "--recompute-granularity", "full") == nullptr);
   // Every move the stack lists is a recipe it accepts.
   for (const Move& m : moves) {
     Recipe after = r;
