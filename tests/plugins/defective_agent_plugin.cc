@@ -69,6 +69,16 @@ class DefectiveAgent : public Agent {
     if (defect == "done_with_changes") p.done = true;
     if (defect == "stale_from") p.changes.front().from = std::string("stale-value");
     if (defect == "wrong_value") p.changes.front().to = std::string("12345678");
+    if (defect == "unlocked") {
+      // Proposes a move that the view lists as legal only after another one (Move::unlocks), as
+      // if it were legal now; with no such move in the view it stays the first legal move.
+      for (const Move& m : view.legal_moves) {
+        if (m.unlocks.empty()) continue;
+        p.changes = m.unlocks.front().changes;
+        p.lever_id = m.unlocks.front().lever_id;
+        break;
+      }
+    }
     if (defect == "two_levers") {
       for (const Move& m : view.legal_moves) {
         if (m.lever_id == pick->lever_id) continue;

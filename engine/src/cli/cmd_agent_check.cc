@@ -163,7 +163,8 @@ CampaignView AfterFirst(const CampaignView& first, CandidateRecord record) {
 }
 
 // What an answer must be for the engine to apply and attribute it: done with no changes, or the
-// changes of exactly one legal move, from the leader's current values.
+// changes of exactly one legal move, from the leader's current values (not a move that a legal move
+// makes legal: that one comes after it).
 std::string CheckShape(const CampaignView& view, const Proposal& p) {
   if (p.done) {
     if (!p.changes.empty()) return Fail("answered done but also carries changes " + Describe(p.changes));
@@ -188,6 +189,14 @@ std::string CheckShape(const CampaignView& view, const Proposal& p) {
                   ", but the answer names lever '" + p.lever_id + "'");
     }
     return "legal move '" + m.summary + "' (lever " + m.lever_id + ")";
+  }
+  for (const Move& m : view.legal_moves) {
+    for (const Move& u : m.unlocks) {
+      if (!SameChanges(u.changes, p.changes)) continue;
+      return Fail("the changes are move '" + u.summary + "' of lever " + u.lever_id +
+                  ", which the view lists as legal only after legal move '" + m.summary +
+                  "' (Move::unlocks): propose that move first, then this one from its candidate");
+    }
   }
   return Fail("the changes " + Describe(p.changes) + " are not one legal move of the view (" +
               std::to_string(view.legal_moves.size()) +

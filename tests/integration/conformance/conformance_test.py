@@ -242,6 +242,9 @@ AGENT_DEFECTS = {
                     'propose.restart'], 'says it is stale-value'),
     'wrong_value': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
                      'propose.restart'], 'are not one legal move of the view'),
+    # A move the view lists as legal only after another (Move::unlocks): also shows the views carry unlocks.
+    'unlocked': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
+                  'propose.restart'], 'which the view lists as legal only after'),
     'two_levers': (['propose.first', 'propose.after-refusal', 'propose.after-failure', 'propose.new-leader',
                     'propose.restart'], 'one lever per candidate'),
     'no_restart': (['propose.restart'], 'a second object was not created'),
