@@ -2,6 +2,7 @@
 #include "comm_speed.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "comm_estimate.h"
 #include "history.h"
@@ -20,6 +21,20 @@ std::optional<double> LeaderStep(const CampaignView& view) {
 bool TurnsOn(const Move& move, const char* key) {
   return std::any_of(move.changes.begin(), move.changes.end(),
                      [&](const Change& c) { return c.key == key && !c.from && c.to; });
+}
+
+// The speed of turning on the overlap switch `key` (one of `move`'s changes): `hidden(step)` is the
+// seconds of the leader's measured step it hides, or empty when the model's shape does not say.
+// Empty for any other move, or without the leader's step time.
+std::optional<double> HidingSwitchSpeed(
+    const CampaignView& view, const Move& move, const char* key,
+    const std::function<std::optional<double>(double)>& hidden) {
+  if (!TurnsOn(move, key)) return std::nullopt;
+  const std::optional<double> step = LeaderStep(view);
+  if (!step) return std::nullopt;
+  const std::optional<double> seconds = hidden(*step);
+  if (!seconds) return std::nullopt;
+  return *seconds / (*step - *seconds);
 }
 
 }  // namespace
@@ -61,15 +76,14 @@ constexpr double kTpOverlapHidden = 0.7;
 
 std::optional<double> TpOverlapSpeed(const CampaignView& view, const Move& move,
                                      const std::map<std::string, std::string>& defaults) {
-  if (!TurnsOn(move, "--tp-comm-overlap")) return std::nullopt;
-  const double step = LeaderStep(view).value_or(0);
-  if (step <= 0) return std::nullopt;
-  std::optional<double> collectives = TpCollectiveSeconds(view.leader, view.cluster, defaults);
-  if (!collectives) return std::nullopt;
-  // At most half the step: the estimate assumes the datasheet's links, which a slower fabric or a
-  // latency-bound small model do not reach.
-  const double hidden = std::min(kTpOverlapHidden * *collectives, 0.5 * step);
-  return hidden / (step - hidden);
+  auto hidden = [&](double step) -> std::optional<double> {
+    std::optional<double> collectives = TpCollectiveSeconds(view.leader, view.cluster, defaults);
+    if (!collectives) return std::nullopt;
+    // At most half the step: the estimate assumes the datasheet's links, which a slower fabric or
+    // a latency-bound small model do not reach.
+    return std::min(kTpOverlapHidden * *collectives, 0.5 * step);
+  };
+  return HidingSwitchSpeed(view, move, "--tp-comm-overlap", hidden);
 }
 
 // The speed an expert tensor-parallel move is worth from the dispatch traffic it adds or removes
@@ -105,13 +119,12 @@ constexpr double kEpOverlapHidden = 0.7;
 
 std::optional<double> EpOverlapSpeed(const CampaignView& view, const Move& move,
                                      const std::map<std::string, std::string>& defaults) {
-  if (!TurnsOn(move, "--overlap-moe-expert-parallel-comm")) return std::nullopt;
-  const double step = LeaderStep(view).value_or(0);
-  if (step <= 0) return std::nullopt;
-  std::optional<double> a2a = ExpertAllToAllSeconds(view.leader, view.cluster, defaults);
-  if (!a2a || *a2a <= 0) return std::nullopt;
-  const double hidden = kEpOverlapHidden * std::min(*a2a, 0.5 * step);
-  return hidden / (step - hidden);
+  auto hidden = [&](double step) -> std::optional<double> {
+    std::optional<double> a2a = ExpertAllToAllSeconds(view.leader, view.cluster, defaults);
+    if (!a2a || *a2a <= 0) return std::nullopt;
+    return kEpOverlapHidden * std::min(*a2a, 0.5 * step);
+  };
+  return HidingSwitchSpeed(view, move, "--overlap-moe-expert-parallel-comm", hidden);
 }
 
 }  // namespace attune::agents
