@@ -102,7 +102,7 @@
         " · last event ", el("span", { id: "last-event" }, when(p.last_event_ms))),
       el("div", { class: "cards" },
         card("leader", (s.leader || "–") + (s.leader_lever ? " (" + s.leader_lever + ")" : ""), s.leader_change || ""),
-        card("speedup", times(s.speedup), s.speedup_verified ? "verified side by side" : "from tuning runs"),
+        card("speedup", times(s.speedup), s.speedup_caveat ? s.speedup_caveat : s.speedup_verified ? "verified side by side" : "from tuning runs"),
         card("budget", fmt(b.charged_gpu_hours, 3) + " / " + fmt(b.total_gpu_hours, 3), "GPU-hours; " + fmt(b.reserved_gpu_hours, 3) + " reserved"),
         card("runs", String((p.runs || []).length), (s.failed_jobs || 0) + " failed jobs, " + (s.jobs_in_flight || 0) + " in flight")),
       p.damage ? el("p", { class: "error" }, "damaged: " + p.damage) : null,

@@ -299,6 +299,7 @@ json DashboardSummary(const CampaignState& state) {
                                 : ""},
           {"speedup", q ? json(q->median) : json()},
           {"speedup_verified", q && q->pairs > 0},
+          {"speedup_caveat", q ? q->Caveat() : ""},
           {"events", state.last_seq},
           {"candidates", state.candidates.size()},
           {"jobs", state.jobs.size()},

@@ -49,7 +49,16 @@ struct QuotedSpeedup {
   double median = 1;
   double min = 1;
   double max = 1;
-  int pairs = 0;       // 0 when not from paired runs
+  int pairs = 0;  // 0 when not from paired runs
+  // Paired runs where the leader ran no faster than the baseline.
+  int pairs_not_faster = 0;
+  // The campaign's noise band when it was quoted (NoiseBand of the baseline's runs).
+  double noise_band = 0;
+
+  // Why the paired runs do not establish the speedup, or "" when they do (or were not made): some
+  // pair ran the leader no faster than the baseline, or the median lies inside the noise band.
+  // Users ship on the number; a speedup one quiet pair made and another reversed is not one.
+  std::string Caveat() const;
 };
 std::optional<QuotedSpeedup> QuoteSpeedup(const CampaignState& state);
 

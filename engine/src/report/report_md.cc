@@ -64,6 +64,14 @@ std::string ResultSection(const CampaignState& state) {
       out += fmt::format("Measured speedup: **{}** (median of {} runs made side by side with the "
                          "baseline, alternating; spread {} to {}).\n\n",
                          ri::Times(q->median), q->pairs, ri::Times(q->min), ri::Times(q->max));
+      if (const std::string caveat = q->Caveat(); !caveat.empty()) {
+        out += fmt::format(
+            "**The speedup is {}.** The runs vary more on this cluster than the "
+            "difference between the two recipes, so this number may not hold. "
+            "Before relying on it, run the campaign again with more `repeats` on its "
+            "`verify` step, or on a quieter machine.\n\n",
+            caveat);
+      }
     } else {
       out += fmt::format("Measured speedup: **{}** (from tuning runs; not re-measured side by "
                          "side).\n\n", ri::Times(q->median));

@@ -1,10 +1,11 @@
 // RESULTS.md: the leaderboard (Leaderboard(): measured entries first, fastest first; then the
 // others in proposal order).
-#include <algorithm>
-
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "campaign/events.h"
+#include "measure/measure.h"
 #include "report/dashboard.h"
 #include "report/report.h"
 #include "report/report_util.h"
@@ -33,20 +34,41 @@ std::string RenderResults(const CampaignState& state) {
                      ri::Fixed(state.ledger.charged, 4), ri::Fixed(state.ledger.total, 4),
                      ri::Fixed(state.ledger.Left(), 4), state.jobs.size(), state.FailedJobs());
   if (auto q = QuoteSpeedup(state)) {
+    const std::string caveat = q->Caveat();
     out += q->pairs > 0
-               ? fmt::format("Verified speedup of {}: {} (min {}, max {}) over {} paired runs.\n",
+               ? fmt::format("Verified speedup of {}: {} (min {}, max {}) over {} paired runs{}.\n",
                              state.leader_id, ri::Times(q->median), ri::Times(q->min),
-                             ri::Times(q->max), q->pairs)
+                             ri::Times(q->max), q->pairs, caveat.empty() ? "" : "; " + caveat)
                : fmt::format("Speedup of {} (tuning runs, not re-verified): {}.\n", state.leader_id,
                              ri::Times(q->median));
   }
   return out;
 }
 
+std::string QuotedSpeedup::Caveat() const {
+  if (pairs <= 0) return "";
+  if (pairs_not_faster > 0) {
+    return fmt::format(
+        "not established: in {} of {} paired runs the leader ran no faster than the "
+        "baseline",
+        pairs_not_faster, pairs);
+  }
+  if (median - 1 <= noise_band) {
+    return fmt::format("not established: the median is inside the noise band of ±{:.1f}%",
+                       noise_band * 100);
+  }
+  return "";
+}
+
 std::optional<QuotedSpeedup> QuoteSpeedup(const CampaignState& state) {
   if (state.speedup && state.speedup->leader == state.leader_id && !state.speedup->ratios.empty()) {
-    return QuotedSpeedup{state.speedup->median, state.speedup->min, state.speedup->max,
-                         static_cast<int>(state.speedup->ratios.size())};
+    QuotedSpeedup q{state.speedup->median, state.speedup->min, state.speedup->max,
+                    static_cast<int>(state.speedup->ratios.size())};
+    q.pairs_not_faster =
+        static_cast<int>(std::count_if(state.speedup->ratios.begin(), state.speedup->ratios.end(),
+                                       [](double r) { return r <= 1; }));
+    q.noise_band = NoiseBand(state.settings.noise_band, state.MeasurementsOf(events::kBaselineId));
+    return q;
   }
   auto base = state.MeasurementOf(events::kBaselineId);
   auto lead = state.MeasurementOf(state.leader_id);

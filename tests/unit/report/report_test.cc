@@ -67,6 +67,64 @@ TEST_CASE("REPORT.md shows the shipped recipe, its launch, evidence and rational
   CHECK_THAT(md, Catch::Contains("## Budget"));
 }
 
+TEST_CASE("a verified speedup the pairs do not establish is reported as not established",
+          "[report]") {
+  // The clean case first: three pairs, all faster, the median well outside the 3% band.
+  const CampaignState clean = TunedCampaign().Fold();
+  REQUIRE(QuoteSpeedup(clean));
+  CHECK(QuoteSpeedup(clean)->Caveat().empty());
+  CHECK_THAT(RenderReport(clean, ""), !Catch::Contains("not established"));
+  CHECK_THAT(RenderResults(clean), !Catch::Contains("not established"));
+
+  SECTION("a pair that ran the leader slower than the baseline") {
+    LogBuilder b = TunedCampaign();
+    b.Add(events::kSpeedupMeasured, json{{"leader", "c001"},
+                                         {"ratios", {0.88, 1.83}},
+                                         {"median", 1.355},
+                                         {"min", 0.88},
+                                         {"max", 1.83}});
+    const CampaignState s = b.Fold();
+    const std::string report = RenderReport(s, "");
+    CHECK_THAT(report, Catch::Contains("**1.355x** (median of 2 runs"));
+    CHECK_THAT(report,
+               Catch::Contains("**The speedup is not established: in 1 of 2 paired runs the "
+                               "leader ran no faster than the baseline.**"));
+    CHECK_THAT(report, Catch::Contains("more `repeats` on its `verify` step"));
+    CHECK_THAT(RenderResults(s),
+               Catch::Contains("over 2 paired runs; not established: in 1 of 2 paired "
+                               "runs the leader ran no faster than the baseline."));
+  }
+  SECTION("every pair faster, but the median inside the noise band") {
+    LogBuilder b = TunedCampaign();
+    b.Add(events::kSpeedupMeasured, json{{"leader", "c001"},
+                                         {"ratios", {1.01, 1.02, 1.025}},
+                                         {"median", 1.02},
+                                         {"min", 1.01},
+                                         {"max", 1.025}});
+    const std::string report = RenderReport(b.Fold(), "");
+    CHECK_THAT(report,
+               Catch::Contains("not established: the median is inside the noise band of ±3.0%"));
+  }
+  SECTION("the band is the campaign's, widened by the baseline's own spread") {
+    LogBuilder b(2.0);
+    b.BaselineRun(1, 900).BaselineRun(2, 1000).BaselineRun(3, 1100);  // 20% spread
+    b.Propose("c001", 1, "2").Gate("c001", true);
+    b.Request("t-c001-1", "c001", "candidate", TestRecipe("2"))
+        .Finish("t-c001-1", 300, TestMeasurement(1300));
+    b.Rank("c001", "new_leader", 1300, 1.3);
+    b.Add(events::kLeaderChanged, json{{"from", "baseline"}, {"to", "c001"}, {"reason", "faster"}});
+    b.Add(events::kSpeedupMeasured, json{{"leader", "c001"},
+                                         {"ratios", {1.12, 1.15, 1.18}},
+                                         {"median", 1.15},
+                                         {"min", 1.12},
+                                         {"max", 1.18}});
+    auto q = QuoteSpeedup(b.Fold());
+    REQUIRE(q);
+    CHECK(q->noise_band == Approx(0.2));
+    CHECK_THAT(q->Caveat(), Catch::Contains("inside the noise band of ±20.0%"));
+  }
+}
+
 TEST_CASE("a campaign where nothing won says to ship the baseline", "[report]") {
   LogBuilder b;
   b.BaselineRun(1, 1000);

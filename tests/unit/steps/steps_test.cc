@@ -101,6 +101,13 @@ TEST_CASE("the human status names steps, leader, budget and jobs in flight", "[s
   CHECK_THAT(text, Catch::Contains("leader c002 --micro-batch-size: 1 -> 2; speedup 1.250x"));
   CHECK_THAT(text, Catch::Contains("0.5000 charged + 0.2500 reserved of 2.0000 GPU-hours; 1.2500 left"));
   CHECK_THAT(text, Catch::Contains("in flight: x-c003-1"));
+  status["speedup_verified"] = true;
+  status["speedup_caveat"] =
+      "not established: in 1 of 2 paired runs the leader ran no faster than the baseline";
+  std::ostringstream caveated;
+  PrintCampaignStatus(status, caveated);
+  CHECK_THAT(caveated.str(),
+             Catch::Contains("speedup 1.250x (verified); not established: in 1 of 2 paired runs"));
 }
 
 TEST_CASE("progress lines summarize events for people", "[steps]") {
