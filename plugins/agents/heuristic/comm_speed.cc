@@ -54,15 +54,15 @@ std::optional<double> GradReduceOverlapSpeed(const CampaignView& view, const Mov
       move.changes.front().from || !move.changes.front().to) {
     return std::nullopt;
   }
-  const double step = LeaderStep(view).value_or(0);
-  if (step <= 0) return std::nullopt;
+  const std::optional<double> step = LeaderStep(view);
+  if (!step) return std::nullopt;
   std::optional<double> reduce = GradReduceSeconds(view.leader, view.cluster, defaults);
   RecipeShape shape = ReadShape(view.leader);
   std::optional<int> m = shape.MicroBatches();
   if (!reduce || !m) return std::nullopt;
-  const double last_backward = 2.0 / 3.0 * step / (*m + shape.pp - 1);
+  const double last_backward = 2.0 / 3.0 * *step / (*m + shape.pp - 1);
   const double hidden = kOverlapHidden * std::min(*reduce, last_backward);
-  return hidden / std::max(step - hidden, 1e-9);
+  return hidden / std::max(*step - hidden, 1e-9);
 }
 
 // Turning on --tp-comm-overlap splits each TP GEMM into chunks and runs the chunks' collectives
@@ -97,16 +97,16 @@ std::optional<double> ExpertTpSpeed(const CampaignView& view, const Move& move,
     return c.key == "--expert-tensor-parallel-size";
   });
   if (!moves_etp) return std::nullopt;
-  const double step = LeaderStep(view).value_or(0);
-  if (step <= 0) return std::nullopt;
+  const std::optional<double> step = LeaderStep(view);
+  if (!step) return std::nullopt;
   std::optional<Recipe> after_recipe = Apply(view.leader, move.changes);
   if (!after_recipe) return std::nullopt;
   std::optional<double> before = ExpertDispatchSeconds(view.leader, view.cluster, defaults);
   std::optional<double> after = ExpertDispatchSeconds(*after_recipe, view.cluster, defaults);
   if (!before || !after) return std::nullopt;
   // At most half the step either way, as for the TP overlap: the links are the datasheet's.
-  const double saved = std::clamp(*before - *after, -0.5 * step, 0.5 * step);
-  return saved / (step - saved);
+  const double saved = std::clamp(*before - *after, -0.5 * *step, 0.5 * *step);
+  return saved / (*step - saved);
 }
 
 // Turning on --overlap-moe-expert-parallel-comm runs one micro-batch's expert-parallel dispatch
