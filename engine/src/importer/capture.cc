@@ -132,7 +132,15 @@ case "$name" in
       case "${!i##*/}" in
         bash|sh|dash|zsh)
           j=$((i + 1))
-          if [[ "${!j}" =~ ^-[a-zA-Z]*c[a-zA-Z]*$ ]] && ((j < $#)); then
+          # The shell's own options before its -c (`bash -x -c`, `bash -e -o pipefail -c`,
+          # `bash --login -c`) are passed over: the string is what the job runs.
+          while ((j < $#)) && [[ "${!j}" =~ ^[-+] ]] && ! [[ "${!j}" =~ ^-[a-zA-Z]*c[a-zA-Z]*$ ]]; do
+            case "${!j}" in
+              -o|+o|-O|+O|--rcfile|--init-file) j=$((j + 2)) ;;
+              *) j=$((j + 1)) ;;
+            esac
+          done
+          if ((j < $#)) && [[ "${!j}" =~ ^-[a-zA-Z]*c[a-zA-Z]*$ ]]; then
             k=$((j + 1))
             # As task 0 of the step sees it (per-task values are never part of a recipe).
             ATTUNE_IMPORT_WRAPPER="${stamp##*/}" SLURM_PROCID=${SLURM_PROCID:-0} \

@@ -33,12 +33,12 @@ exit 0
 '''
 LAUNCHERS = ['torchrun', 'python', 'python3', 'ray', 'uv', 'nvidia-smi', 'sleep', 'pip']
 
-# Reference srun: runs the shell it is given (`srun [options] bash -c 'STRING'`), as srun does on a
-# node; any other command is only recorded.
+# Reference srun: runs the shell it is given with the shell's own options (`srun [options] bash
+# [-x -e -o pipefail ...] -c 'STRING'`), as srun does on a node; any other command is only recorded.
 REFERENCE_SRUN = r'''#!/bin/bash
 for ((i = 1; i < $#; i++)); do
   case "${!i##*/}" in
-    bash|sh) j=$((i + 1)); k=$((i + 2)); [ "${!j}" = -c ] && SLURM_PROCID=0 exec bash -c "${!k}" ;;
+    bash|sh) SLURM_PROCID=0 exec "${@:i}" ;;
   esac
 done
 exit 0
@@ -292,6 +292,25 @@ srun -N 2 --ntasks-per-node=8 --label bash -c "export CUDA_DEVICE_MAX_CONNECTION
         code, argv, _, _ = imported(script)
         check(code == 0 and argv[:5] == ['torchrun', '--nproc-per-node', '8', '--nnodes', '2'],
               f'srun_direct: srun\'s layout (2 nodes x 8 tasks) is the topology: {argv and argv[:5]}')
+    # A container job's shell with options of its own before -c, and a multi-line string that
+    # changes folder and exports before the launch (Megatron-LM's megatron_fsdp sbatch example).
+    print('case srun bash --noprofile -x -e -o pipefail -c with a multi-line command', flush=True)
+    script = write('srun_shell_options.sh', '''#!/bin/bash
+HERE=$(pwd)
+ARGS=(--tensor-model-parallel-size 2 --num-layers 8 --hidden-size 512 --num-attention-heads 8)
+TRAINING_CMD="
+cd $HERE;
+export NVTE_FWD_LAYERNORM_SM_MARGIN=16;
+python $HERE/pretrain_gpt.py ${ARGS[@]} --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 32"
+srun -N 2 --ntasks-per-node=8 --container-workdir=$HERE bash --noprofile -x -e -o pipefail -c "${TRAINING_CMD}" 2>&1 | tee /dev/null
+''', 0o755)
+    err = compare('srun_shell_options', script, expect_env=('NVTE_FWD_LAYERNORM_SM_MARGIN',))
+    if err is not None:
+        check('the launch ran inside a shell of srun -N 2' in err,
+              f'srun_shell_options: the wrapper is said: {err[-400:]}')
+        code, argv, _, _ = imported(script)
+        check(code == 0 and argv[:5] == ['torchrun', '--nproc-per-node', '8', '--nnodes', '2'],
+              f'srun_shell_options: srun\'s layout (2 nodes x 8 tasks) is the topology: {argv and argv[:5]}')
     print('case srun sh -c with torch.distributed.run inside', flush=True)
     script = write('srun_torchrun.sh', '''#!/bin/bash
 NNODES=2
