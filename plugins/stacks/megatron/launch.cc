@@ -339,6 +339,17 @@ SrunLayout ReadSrun(const std::vector<std::string>& w, size_t at, std::vector<st
       value = w[++k];
     }
     int n = LeadingInt(value.substr(0, value.find('-')));  // "2-4" nodes: the minimum is what is sure
+    if (n <= 0) {
+      // A template's placeholder (#SBATCH --nodes=your_own_num_nodes) or an unset variable: the
+      // layout is not known from it, and a topology taken from it would be made up.
+      unknown->push_back(
+          (value.empty()
+               ? word + "= (srun's layout, but it has no value"
+               : word + " " + value + " (srun's layout, but '" + value + "' is not a number") +
+          ": the topology does not come from it; give the script a number, or set the recipe's "
+          "topology)");
+      continue;
+    }
     if (word == "-N" || word == "--nodes") layout.nodes = n;
     else if (word == "--ntasks-per-node") layout.tasks_per_node = n;
     else layout.tasks = n;

@@ -199,6 +199,26 @@ TEST_CASE("a launch under srun imports: srun's layout read, its other options re
   Recipe n = Import("srun -n16 -N2 python pretrain_gpt.py --micro-batch-size 2", &direct_unknown);
   CHECK(n.topology.nodes == 2);
   CHECK(n.topology.gpus_per_node == 8);
+
+  // A job template's placeholders (#SBATCH --nodes=your_nodes, given to srun as the job's layout)
+  // are not a layout: said, and no topology is made from them.
+  std::vector<std::string> placeholder_unknown;
+  Recipe p = Import(
+      "srun --nodes=your_nodes --ntasks-per-node=8 python pretrain_gpt.py --micro-batch-size 2",
+      &placeholder_unknown);
+  CHECK(Contains(
+      placeholder_unknown,
+      "--nodes your_nodes (srun's layout, but 'your_nodes' is not a number: the topology does not "
+      "come from it; give the script a number, or set the recipe's topology)"));
+  CHECK(p.topology.gpus_per_node == 8);  // the number that is one still counts
+  CHECK(p.topology.nodes == 1);
+  std::vector<std::string> unset_unknown;
+  Import("srun --nodes=2 --ntasks-per-node=$GPUS python pretrain_gpt.py --micro-batch-size 2",
+         &unset_unknown);
+  CHECK(Contains(unset_unknown,
+                 "--ntasks-per-node ${GPUS} (srun's layout, but '${GPUS}' is not a number: the "
+                 "topology does not come from it; give the script a number, or set the "
+                 "recipe's topology)"));
 }
 
 }  // namespace
