@@ -119,6 +119,76 @@ std::string StripRuleId(const std::string& message) {
   return message;
 }
 
+// A scalar override as the config file would hold it: numbers and booleans typed, the rest text.
+nlohmann::json TypedValue(const std::string& text) {
+  if (text == "true" || text == "True") return true;
+  if (text == "false" || text == "False") return false;
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+  if (!parsed.is_discarded() && parsed.is_number()) return parsed;
+  return text;
+}
+
+bool IsShapeField(const std::string& key) {
+  static const char* kShape[] = {"num_hidden_layers",   "n_layer", "num_layers",
+                                 "hidden_size",         "n_embd",  "d_model",
+                                 "num_attention_heads", "n_head"};
+  return std::any_of(std::begin(kShape), std::end(kShape), [&](const char* k) { return key == k; });
+}
+
+// The model section's config.json fields that the recipe writes itself: the scalar entries of
+// `model.config` (keyword arguments of AutoConfig.from_pretrained override the checkpoint's
+// fields; a config written out in full is all of them) and, for a builder that takes the fields
+// at model level (build_gpt2_model(n_layer=…, n_embd=…)), of `model` when it names no checkpoint.
+// Command-line overrides (--model.config.num_hidden_layers 2) win, as in ConfigView.
+nlohmann::json RecipeModelFields(const Recipe& recipe, bool model_level) {
+  static const char* kNotFields[] = {"pretrained_model_name_or_path", "name_or_path",
+                                     "trust_remote_code"};
+  auto scalar_fields = [&](const nlohmann::json& section, nlohmann::json* out) {
+    if (!section.is_object()) return;
+    for (const auto& [key, value] : section.items()) {
+      if (key.empty() || key[0] == '_' || value.is_object() || value.is_array() || value.is_null())
+        continue;
+      if (std::any_of(std::begin(kNotFields), std::end(kNotFields),
+                      [&](const char* k) { return key == k; }))
+        continue;
+      (*out)[key] = value;
+    }
+  };
+  nlohmann::json fields = nlohmann::json::object();
+  const nlohmann::json model =
+      recipe.config.is_object() ? recipe.config.value("model", nlohmann::json()) : nlohmann::json();
+  if (model_level) scalar_fields(model, &fields);
+  if (model.is_object()) scalar_fields(model.value("config", nlohmann::json()), &fields);
+  std::vector<std::string> prefixes = {"--model.config."};
+  if (model_level) prefixes.push_back("--model.");
+  for (const std::string& prefix : prefixes) {
+    for (const auto& arg : recipe.args) {
+      if (arg.flag.rfind(prefix, 0) != 0 || arg.values.size() != 1) continue;
+      std::string key = arg.flag.substr(prefix.size());
+      if (key.find('.') != std::string::npos || key.empty() || key[0] == '_') continue;
+      if (std::any_of(std::begin(kNotFields), std::end(kNotFields),
+                      [&](const char* k) { return key == k; }))
+        continue;
+      fields[key] = TypedValue(arg.values.front());
+    }
+  }
+  return fields;
+}
+
+// Tokens per sequence of a fixed-length dataset: `dataset.seq_length` (Megatron-style and
+// AutoModel's pretraining datasets), `dataset.seq_len` (AutoModel's MockIterableDataset, which its
+// benchmark configs use), `dataset.mean_len` with `std_len: 0` (the mock unpacked dataset at one
+// length), or the packing size. 0 when the dataset's lengths vary (SQuAD, HellaSwag, chat data
+// without packing): each batch is as long as its longest sample, which the recipe cannot say.
+int64_t FixedSequenceLength(const ConfigView& view) {
+  for (const char* key : {"dataset.seq_length", "dataset.seq_len"}) {
+    if (int64_t seq = view.GetInt(key, 0); seq > 0) return seq;
+  }
+  if (view.GetInt("dataset.std_len", -1) == 0) {
+    if (int64_t seq = view.GetInt("dataset.mean_len", 0); seq > 0) return seq;
+  }
+  return std::max<int64_t>(0, view.GetInt("packed_sequence.packed_sequence_size", 0));
+}
 
 }  // namespace
 
@@ -154,11 +224,15 @@ Result<sim::ModelShape> ShapeFromModelConfig(const nlohmann::json& c, int64_t se
   m.query_groups = Field(c, {"num_key_value_heads"}, m.heads);
   m.kv_channels = Field(c, {"head_dim"}, m.hidden / m.heads);
   m.ffn_hidden = Field(c, {"intermediate_size", "n_inner", "ffn_dim"}, 4 * m.hidden);
-  std::string act = c.value("hidden_act", c.value("activation_function", std::string("silu")));
+  // GPT-2's field names (n_embd, n_layer) come with its defaults (transformers' GPT2Config): a GELU
+  // MLP and tied embeddings; the other families' configs default to SiLU-gated MLPs and untied.
+  const bool gpt2 = c.contains("n_embd");
+  const std::string default_act = gpt2 ? "gelu_new" : "silu";
+  std::string act = c.value("hidden_act", c.value("activation_function", default_act));
   m.swiglu = act == "silu" || act == "swiglu" || act == "swish";
   m.vocab_unpadded = Field(c, {"vocab_size"}, 32000);
   m.vocab = m.vocab_unpadded;
-  m.untied_embeddings = !c.value("tie_word_embeddings", false);
+  m.untied_embeddings = !c.value("tie_word_embeddings", gpt2);
   m.learned_positions = false;
   m.seq_length = seq_length;
   ReadSlidingWindow(c, &m);
@@ -179,22 +253,44 @@ Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Kn
                                                   const ClusterInfo& cluster, int world) {
   (void)cluster;
   ConfigView view(recipe, knowledge);
-  std::string name = view.Get("model.pretrained_model_name_or_path").value_or("");
-  if (name.empty()) {
+  // The checkpoint: from_pretrained(name), or from_config(AutoConfig.from_pretrained(name, …)).
+  std::string name;
+  for (const char* key :
+       {"model.pretrained_model_name_or_path", "model.config.pretrained_model_name_or_path",
+        "model.config.name_or_path"}) {
+    name = view.Get(key).value_or("");
+    if (!name.empty()) break;
+  }
+  const nlohmann::json fields = RecipeModelFields(recipe, name.empty());
+  bool written_out = false;
+  for (const auto& [key, value] : fields.items()) written_out = written_out || IsShapeField(key);
+  if (name.empty() && !written_out) {
     return Status::InvalidArgument(
         "automodel: a dry run needs the model's shape, and the recipe names no checkpoint "
-        "(model.pretrained_model_name_or_path)");
+        "(model.pretrained_model_name_or_path, or model.config.pretrained_model_name_or_path under "
+        "from_config) and writes none out (num_hidden_layers, hidden_size, num_attention_heads in "
+        "model.config)");
   }
-  int64_t seq = view.GetInt("dataset.seq_length", 0);
-  if (seq <= 0) seq = view.GetInt("packed_sequence.packed_sequence_size", 0);
+  const int64_t seq = FixedSequenceLength(view);
   if (seq <= 0) {
     return Status::InvalidArgument(
-        "automodel: a dry run models fixed-length sequences, and the recipe sets neither "
-        "dataset.seq_length nor packed_sequence.packed_sequence_size; set one of them");
+        "automodel: a dry run models fixed-length sequences, and this recipe's dataset has none "
+        "(no dataset.seq_length or dataset.seq_len, no packed_sequence.packed_sequence_size): its "
+        "batches are as long as their longest sample, which the recipe does not say. Dry-run a "
+        "copy with packed_sequence.packed_sequence_size (or dataset.seq_length) set to the length "
+        "you expect; packing changes the batches, so keep the recipe you tune as it is");
   }
-  ATTUNE_ASSIGN_OR_RETURN(nlohmann::json config, FindModelConfig(name, knowledge));
+  nlohmann::json config = nlohmann::json::object();
+  if (!name.empty()) {
+    ATTUNE_ASSIGN_OR_RETURN(config, FindModelConfig(name, knowledge));
+  }
+  for (const auto& [key, value] : fields.items())
+    config[key] = value;  // the recipe's own fields win
+  const std::string what =
+      name.empty() ? std::string("the model written out in model.config") : name;
   Result<sim::ModelShape> shape = ShapeFromModelConfig(config, seq);
-  if (!shape.ok()) return Status::InvalidArgument("automodel: " + name + ": " + shape.status().message());
+  if (!shape.ok())
+    return Status::InvalidArgument("automodel: " + what + ": " + shape.status().message());
 
   sim::ParallelPlan plan;
   plan.model = *shape;

@@ -163,6 +163,72 @@ TEST_CASE("sliding-window attention comes from the checkpoint's config.json", "[
   CHECK(shape({{"sliding_window", 32768}, {"use_sliding_window", false}}).attention_window == 0);
 }
 
+TEST_CASE(
+    "the model's shape comes from from_config's checkpoint, its overrides or a written-out config",
+    "[automodel][sim]") {
+  const Knowledge& k = testing::TheStack().knowledge();
+  // from_config(AutoConfig.from_pretrained(name, **overrides)): the benchmark configs' form.
+  Recipe r = testing::Import("launch_automodel.sh");
+  REQUIRE(SetValue(&r, "config:model.pretrained_model_name_or_path", std::nullopt).ok());
+  REQUIRE(
+      SetValue(&r, "config:model.config.pretrained_model_name_or_path", "meta-llama/Llama-3.1-8B")
+          .ok());
+  auto named = AutoModelSimulationPlan(r, k, H100(), 8);
+  REQUIRE(named.ok());
+  CHECK(named->model.layers == 32);
+  CHECK(named->model.hidden == 4096);
+  // A keyword argument of from_pretrained overrides the checkpoint's field (a 2-layer proxy), and
+  // a command-line override wins over the file.
+  REQUIRE(SetValue(&r, "config:model.config.num_hidden_layers", "2").ok());
+  auto proxy = AutoModelSimulationPlan(r, k, H100(), 8);
+  REQUIRE(proxy.ok());
+  CHECK(proxy->model.layers == 2);
+  CHECK(proxy->model.hidden == 4096);
+  auto overridden = AutoModelSimulationPlan(
+      testing::With(r, "--model.config.num_hidden_layers", "4"), k, H100(), 8);
+  REQUIRE(overridden.ok());
+  CHECK(overridden->model.layers == 4);
+
+  // A builder given the fields at model level, GPT-2 style (build_gpt2_model): no checkpoint.
+  Recipe built = testing::Import("launch_automodel.sh");
+  REQUIRE(SetValue(&built, "config:model.pretrained_model_name_or_path", std::nullopt).ok());
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"n_layer", "12"}, {"n_embd", "768"}, {"n_head", "12"}, {"vocab_size", "50258"}}) {
+    REQUIRE(SetValue(&built, "config:model." + key, value).ok());
+  }
+  auto gpt2 = AutoModelSimulationPlan(built, k, H100(), 8);
+  REQUIRE(gpt2.ok());
+  CHECK(gpt2->model.layers == 12);
+  CHECK(gpt2->model.hidden == 768);
+  CHECK(gpt2->model.ffn_hidden == 4 * 768);
+  CHECK(gpt2->model.vocab_unpadded == 50258);
+  CHECK_FALSE(gpt2->model.swiglu);             // GPT-2's GELU MLP, not a gated one
+  CHECK_FALSE(gpt2->model.untied_embeddings);  // and its tied embeddings
+}
+
+TEST_CASE("a fixed sequence length comes from the dataset's own field or its packing",
+          "[automodel][sim]") {
+  const Knowledge& k = testing::TheStack().knowledge();
+  Recipe r = testing::Import("launch_automodel.sh");
+  REQUIRE(SetValue(&r, "config:dataset.seq_length", std::nullopt).ok());
+  // AutoModel's MockIterableDataset (its benchmark configs) says seq_len.
+  auto mock =
+      AutoModelSimulationPlan(testing::With(r, "config:dataset.seq_len", "2048"), k, H100(), 8);
+  REQUIRE(mock.ok());
+  CHECK(mock->model.seq_length == 2048);
+  // The mock unpacked dataset is fixed-length only with std_len 0.
+  Recipe unpacked = testing::With(testing::With(r, "config:dataset.mean_len", "1024"),
+                                  "config:dataset.std_len", "0");
+  auto fixed = AutoModelSimulationPlan(unpacked, k, H100(), 8);
+  REQUIRE(fixed.ok());
+  CHECK(fixed->model.seq_length == 1024);
+  auto varying = AutoModelSimulationPlan(testing::With(unpacked, "config:dataset.std_len", "128"),
+                                         k, H100(), 8);
+  REQUIRE_FALSE(varying.ok());
+  CHECK_THAT(varying.status().message(), Catch::Contains("as long as their longest sample"));
+  CHECK_THAT(varying.status().message(), Catch::Contains("keep the recipe you tune as it is"));
+}
+
 TEST_CASE("a dry run needs the sequence length and a checkpoint", "[automodel][sim]") {
   const Knowledge& k = testing::TheStack().knowledge();
   Recipe r = testing::Import("launch_automodel.sh");
