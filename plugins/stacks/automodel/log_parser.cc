@@ -1,10 +1,9 @@
 #include "log_parser.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
-#include <regex>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -206,6 +205,14 @@ LogParse ParseAutoModelLines(const std::vector<support::LogLine>& lines) {
       // step: the first is kept.
       if (!seen.insert(s.iteration).second) continue;
       s.line = line.number;
+      // AutoModel's own step line prints the step's tokens and tokens per second, not its time:
+      // the one follows from the other two (triage judges silence and unexplained run time by it).
+      auto tps = s.extra.find("tps");
+      auto tokens = s.extra.find("num_label_tokens");
+      if (s.step_time_ms <= 0 && tps != s.extra.end() && tokens != s.extra.end() &&
+          tps->second > 0 && tokens->second > 0) {
+        s.step_time_ms = tokens->second / tps->second * 1000.0;
+      }
       if (contaminated) s.extra["contaminated"] = 1;
       contaminated = false;
       if (auto mem = s.extra.find("mem_gib"); mem != s.extra.end()) {
@@ -265,8 +272,26 @@ Failure TriageAutoModel(std::string_view log, const JobEnd& end, const Knowledge
   auto lines = support::SplitLogLines(log);
   LogParse parse = ParseAutoModelLines(lines);
   support::TriageInput input;
-  for (const auto& s : parse.iterations) {
-    input.progress.push_back({s.line, s.iteration, 0, s.step_time_ms / 1000.0, ""});
+  // A record without a time of its own (the 2026 form prints tokens per second per GPU, whose
+  // step time needs the world size) is timed by its line's timestamp against the previous
+  // record's, so that a job that ran to its time limit while stepping is not taken for a hang.
+  std::map<int, double> stamp_of_line;
+  for (const auto& l : lines) {
+    if (l.timestamp_s) stamp_of_line.emplace(l.number, *l.timestamp_s);
+  }
+  for (size_t i = 0; i < parse.iterations.size(); ++i) {
+    const auto& s = parse.iterations[i];
+    double seconds = s.step_time_ms / 1000.0;
+    if (seconds <= 0 && i > 0) {
+      const auto& prev = parse.iterations[i - 1];
+      auto now = stamp_of_line.find(s.line), before = stamp_of_line.find(prev.line);
+      if (now != stamp_of_line.end() && before != stamp_of_line.end() &&
+          s.iteration > prev.iteration && now->second > before->second) {
+        seconds =
+            (now->second - before->second) / static_cast<double>(s.iteration - prev.iteration);
+      }
+    }
+    input.progress.push_back({s.line, s.iteration, 0, seconds, ""});
   }
   // Training starts at the first step line's record.
   auto first = parse.iterations.empty()

@@ -1,5 +1,5 @@
 #include <catch2/catch.hpp>
-
+#include <cstdio>
 #include <sstream>
 
 #include "automodel_fixture.h"
@@ -106,6 +106,36 @@ TEST_CASE("a clean log is no failure; a silent timeout is a hang", "[automodel][
   auto clean = TheStack().Triage(ReadFile(FixtureDir() + "/step_lines.log"), JobEnd{0, "succeeded", 100});
   CHECK(clean.kind == FailureKind::kNone);
   auto hang = TheStack().Triage("INFO:root:starting\n", JobEnd{-1, "timed_out", 3600});
+  CHECK(hang.kind == FailureKind::kHang);
+}
+
+TEST_CASE("a job that ran to its time limit while stepping is a time limit, not a hang",
+          "[automodel][triage]") {
+  // 100 steps of 15 s after a 180 s start, in a job the limit ended at 1,800 s: the steps explain
+  // the run. Neither form prints a step time: the total form gives tokens and tokens per second,
+  // the per-GPU form only timestamps to go by.
+  std::string total_form = "2026-01-01 00:00:00 | INFO | root | Starting training\n";
+  std::string per_gpu_form = total_form;
+  for (int step = 1; step <= 100; ++step) {
+    const int t = 180 + 15 * step;
+    char stamp[32];
+    std::snprintf(stamp, sizeof stamp, "2026-01-01 %02d:%02d:%02d", t / 3600, t / 60 % 60, t % 60);
+    total_form += std::string(stamp) + " | INFO | root | step " + std::to_string(step) +
+                  " | epoch 0 | loss 2.5 | grad_norm 1.0 | lr 1.00e-05 | mem 30.00 GiB | "
+                  "tps 34952.53(4369.07/gpu) | num_label_tokens 524288\n";
+    per_gpu_form += std::string(stamp) + " | INFO | root | step " + std::to_string(step) +
+                    " | epoch 0 | loss 2.5 | grad_norm 1.0 | lr 1.00e-05 | mem 30.00 GiB | "
+                    "tps 4369.07/gpu | num_label_tokens 524288\n";
+  }
+  auto parse = TheStack().ParseLog(total_form);
+  REQUIRE(parse.iterations.size() == 100);
+  CHECK(parse.iterations[5].step_time_ms == Approx(15000).epsilon(0.001));
+  for (const std::string* log : {&total_form, &per_gpu_form}) {
+    auto limit = TheStack().Triage(*log, JobEnd{-1, "timed_out", 1800});
+    CHECK(limit.kind == FailureKind::kTimeLimit);
+  }
+  // The same steps in a job that then sat for 1,500 s more are still a hang.
+  auto hang = TheStack().Triage(per_gpu_form, JobEnd{-1, "timed_out", 3300});
   CHECK(hang.kind == FailureKind::kHang);
 }
 
