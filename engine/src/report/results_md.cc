@@ -1,8 +1,8 @@
 // RESULTS.md: the leaderboard (Leaderboard(): measured entries first, fastest first; then the
 // others in proposal order).
-#include <fmt/format.h>
-
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "campaign/events.h"
 #include "measure/measure.h"

@@ -49,13 +49,10 @@ json StatusOf(const CampaignState& s) {
               {"launcher", s.launcher_name},
               {"agent", s.agent_name},
               {"events", s.last_seq},
-              {"state", s.finished ? "finished"
-                        : s.paused ? "paused"
-                                   : "running_or_interrupted"},
+              {"state", s.finished ? "finished" : s.paused ? "paused" : "running_or_interrupted"},
               {"steps", steps},
               {"leader", s.leader_id},
-              {"leader_change",
-               leader && leader->recipe ? DescribeChanges(Diff(s.baseline, *leader->recipe)) : ""},
+              {"leader_change", leader && leader->recipe ? DescribeChanges(Diff(s.baseline, *leader->recipe)) : ""},
               {"speedup", q ? json(q->median) : json()},
               {"speedup_verified", q && q->pairs > 0},
               {"speedup_caveat", q ? q->Caveat() : ""},
@@ -63,11 +60,10 @@ json StatusOf(const CampaignState& s) {
               {"jobs", s.jobs.size()},
               {"failed_jobs", s.FailedJobs()},
               {"jobs_in_flight", in_flight},
-              {"budget",
-               {{"total_gpu_hours", s.ledger.total},
-                {"charged_gpu_hours", s.ledger.charged},
-                {"reserved_gpu_hours", s.ledger.reserved},
-                {"left_gpu_hours", s.ledger.Left()}}}};
+              {"budget", {{"total_gpu_hours", s.ledger.total},
+                          {"charged_gpu_hours", s.ledger.charged},
+                          {"reserved_gpu_hours", s.ledger.reserved},
+                          {"left_gpu_hours", s.ledger.Left()}}}};
 }
 
 }  // namespace
@@ -89,13 +85,12 @@ void PrintCampaignStatus(const json& s, std::ostream& out) {
   for (const auto& st : s.value("steps", json::array())) {
     out << fmt::format("  step {:<12} {:<8} {}\n", st.value("id", ""), st.value("status", ""), st.value("outcome", ""));
   }
-  std::string speed =
-      s.contains("speedup") && s.at("speedup").is_number()
-          ? fmt::format(
-                "{:.3f}x{}{}", s.at("speedup").get<double>(),
-                s.value("speedup_verified", false) ? " (verified)" : "",
-                s.value("speedup_caveat", "").empty() ? "" : "; " + s.value("speedup_caveat", ""))
-          : "n/a";
+  const std::string caveat = s.value("speedup_caveat", "");
+  std::string speed = s.contains("speedup") && s.at("speedup").is_number()
+                          ? fmt::format("{:.3f}x{}{}", s.at("speedup").get<double>(),
+                                        s.value("speedup_verified", false) ? " (verified)" : "",
+                                        caveat.empty() ? "" : "; " + caveat)
+                          : "n/a";
   if (s.contains("baseline_failed") && s.at("baseline_failed").is_object()) {
     const json& bf = s.at("baseline_failed");
     const json f = bf.value("failure", json::object());

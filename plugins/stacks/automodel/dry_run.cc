@@ -128,11 +128,19 @@ nlohmann::json TypedValue(const std::string& text) {
   return text;
 }
 
+bool OneOf(const std::string& key, std::initializer_list<const char*> names) {
+  return std::any_of(names.begin(), names.end(), [&](const char* k) { return key == k; });
+}
+
 bool IsShapeField(const std::string& key) {
-  static const char* kShape[] = {"num_hidden_layers",   "n_layer", "num_layers",
-                                 "hidden_size",         "n_embd",  "d_model",
-                                 "num_attention_heads", "n_head"};
-  return std::any_of(std::begin(kShape), std::end(kShape), [&](const char* k) { return key == k; });
+  return OneOf(key, {"num_hidden_layers", "n_layer", "num_layers", "hidden_size", "n_embd",
+                     "d_model", "num_attention_heads", "n_head"});
+}
+
+// Keys of `model.config` that name the checkpoint or how to load it, not a config.json field.
+bool IsLoadingKey(const std::string& key) {
+  return key.empty() || key[0] == '_' ||
+         OneOf(key, {"pretrained_model_name_or_path", "name_or_path", "trust_remote_code"});
 }
 
 // The model section's config.json fields that the recipe writes itself: the scalar entries of
@@ -141,16 +149,10 @@ bool IsShapeField(const std::string& key) {
 // at model level (build_gpt2_model(n_layer=…, n_embd=…)), of `model` when it names no checkpoint.
 // Command-line overrides (--model.config.num_hidden_layers 2) win, as in ConfigView.
 nlohmann::json RecipeModelFields(const Recipe& recipe, bool model_level) {
-  static const char* kNotFields[] = {"pretrained_model_name_or_path", "name_or_path",
-                                     "trust_remote_code"};
   auto scalar_fields = [&](const nlohmann::json& section, nlohmann::json* out) {
     if (!section.is_object()) return;
     for (const auto& [key, value] : section.items()) {
-      if (key.empty() || key[0] == '_' || value.is_object() || value.is_array() || value.is_null())
-        continue;
-      if (std::any_of(std::begin(kNotFields), std::end(kNotFields),
-                      [&](const char* k) { return key == k; }))
-        continue;
+      if (IsLoadingKey(key) || value.is_object() || value.is_array() || value.is_null()) continue;
       (*out)[key] = value;
     }
   };
@@ -165,10 +167,7 @@ nlohmann::json RecipeModelFields(const Recipe& recipe, bool model_level) {
     for (const auto& arg : recipe.args) {
       if (arg.flag.rfind(prefix, 0) != 0 || arg.values.size() != 1) continue;
       std::string key = arg.flag.substr(prefix.size());
-      if (key.find('.') != std::string::npos || key.empty() || key[0] == '_') continue;
-      if (std::any_of(std::begin(kNotFields), std::end(kNotFields),
-                      [&](const char* k) { return key == k; }))
-        continue;
+      if (key.find('.') != std::string::npos || IsLoadingKey(key)) continue;
       fields[key] = TypedValue(arg.values.front());
     }
   }

@@ -1,8 +1,8 @@
 #include "log_parser.h"
 
-#include <algorithm>
-#include <map>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -173,16 +173,22 @@ bool HasOwnTime(const IterationSample& s) {
   return s.step_time_ms > 0 || s.extra.count("tps") || s.extra.count("tps_per_gpu");
 }
 
-// Step times from the lines' timestamps, for records that print none: the time since the
-// previous record over the steps between them.
+// Step times from the lines' timestamps: the time since the previous record over the steps
+// between them. A record that prints none takes it as its step time; one with a throughput figure
+// of its own keeps it aside ("timestamp_step_s") for triage, which judges progress by time.
 void TimesFromTimestamps(const std::vector<double>& stamps, LogParse* parse) {
   for (size_t i = 1; i < parse->iterations.size(); ++i) {
     IterationSample& s = parse->iterations[i];
     const IterationSample& prev = parse->iterations[i - 1];
-    if (HasOwnTime(s) || stamps[i] < 0 || stamps[i - 1] < 0 || s.iteration <= prev.iteration) continue;
+    if (stamps[i] < 0 || stamps[i - 1] < 0 || s.iteration <= prev.iteration) continue;
     double seconds = stamps[i] - stamps[i - 1];
     if (seconds <= 0) continue;
-    s.step_time_ms = seconds * 1000.0 / static_cast<double>(s.iteration - prev.iteration);
+    seconds /= static_cast<double>(s.iteration - prev.iteration);
+    if (HasOwnTime(s)) {
+      s.extra["timestamp_step_s"] = seconds;
+      continue;
+    }
+    s.step_time_ms = seconds * 1000.0;
     s.extra["time_from_timestamps"] = 1;
   }
 }
@@ -273,24 +279,13 @@ Failure TriageAutoModel(std::string_view log, const JobEnd& end, const Knowledge
   LogParse parse = ParseAutoModelLines(lines);
   support::TriageInput input;
   // A record without a time of its own (the 2026 form prints tokens per second per GPU, whose
-  // step time needs the world size) is timed by its line's timestamp against the previous
-  // record's, so that a job that ran to its time limit while stepping is not taken for a hang.
-  std::map<int, double> stamp_of_line;
-  for (const auto& l : lines) {
-    if (l.timestamp_s) stamp_of_line.emplace(l.number, *l.timestamp_s);
-  }
-  for (size_t i = 0; i < parse.iterations.size(); ++i) {
-    const auto& s = parse.iterations[i];
-    double seconds = s.step_time_ms / 1000.0;
-    if (seconds <= 0 && i > 0) {
-      const auto& prev = parse.iterations[i - 1];
-      auto now = stamp_of_line.find(s.line), before = stamp_of_line.find(prev.line);
-      if (now != stamp_of_line.end() && before != stamp_of_line.end() &&
-          s.iteration > prev.iteration && now->second > before->second) {
-        seconds =
-            (now->second - before->second) / static_cast<double>(s.iteration - prev.iteration);
-      }
-    }
+  // step time needs the world size) is timed by its timestamp (TimesFromTimestamps), so that a
+  // job that ran to its time limit while stepping is not taken for a hang.
+  for (const auto& s : parse.iterations) {
+    auto stamped = s.extra.find("timestamp_step_s");
+    double seconds = s.step_time_ms > 0 ? s.step_time_ms / 1000.0
+                     : stamped != s.extra.end() ? stamped->second
+                                                : 0.0;
     input.progress.push_back({s.line, s.iteration, 0, seconds, ""});
   }
   // Training starts at the first step line's record.
