@@ -130,6 +130,19 @@ struct Features {
   bool grouped_gemm = false;
   bool overlap_moe_comm = false;
   bool cross_entropy_fusion = false;
+  // The output layer and the loss fused and computed in chunks (AutoModel's
+  // FusedLinearCrossEntropy, a cut-cross-entropy kernel): the full logits are never held, and the
+  // backward computes each chunk's logits again.
+  bool fused_linear_loss = false;
+  // Parameters, gradients and Adam's moments all kept in BF16, 8 bytes a parameter, with no FP32
+  // master copy: PyTorch-native training of a model loaded in BF16 (AutoModel; FSDP2 keeps the
+  // sharded parameters in their loaded dtype and computes in BF16). false: Megatron's mixed
+  // precision (BF16 weights, FP32 gradients, FP32 master weights and moments: 18 bytes).
+  bool bf16_training_state = false;
+  // Parameter-efficient fine-tuning (LoRA and its kin): the base model's weights are frozen, so
+  // they have no gradients, no optimizer state, no gradient reduction and no weight-gradient
+  // GEMMs in the backward. The small adapters that do train are not modelled.
+  bool frozen_base = false;
   bool attention_dropout = true;    // attention dropout > 0
   Dispatcher dispatcher = Dispatcher::kAllgather;
   Recompute recompute = Recompute::kNone;

@@ -139,6 +139,17 @@ double InFlightMicroBatches(const TrainingSetup& s, int stage) {
 }
 
 double BytesPerParam(const TrainingSetup& s, double shards) {
+  // Frozen base weights: the weights alone (a cached FP8 copy beside them with FP8 GEMMs).
+  if (s.feat.frozen_base) {
+    double weights = s.feat.bf16_training_state || !s.feat.fp8 ? 2.0 : 3.0;
+    return s.feat.fsdp ? weights / std::max(1.0, shards) : weights;
+  }
+  // BF16 parameters, gradients and moments (PyTorch-native training of a BF16 model): no master
+  // copy and no FP32 gradient buffer.
+  if (s.feat.bf16_training_state) {
+    if (s.feat.fsdp) return 8.0 / std::max(1.0, shards);
+    return s.feat.distributed_optimizer ? 4.0 + 4.0 / shards : 8.0;
+  }
   double grad = s.feat.grad_reduce_in_bf16 ? 2.0 : 4.0;
   double optimizer = s.feat.distributed_optimizer ? 12.0 / shards : 12.0;
   // FP8 keeps a cached FP8 copy beside the BF16 weights, or only FP8 weights with
@@ -195,7 +206,10 @@ StageMemory EstimateStageMemory(const TrainingSetup& s, const ClusterSpec& clust
   out.activation_b = per_mb * InFlightMicroBatches(s, stage);
   if (s.feat.cuda_graphs) out.activation_b *= 1.1;  // static input/output buffers of graphs
 
-  double logits = share.loss ? 4.0 * d.sb * static_cast<double>(m.vocab) / d.t : 0.0;
+  // The FP32 logits and their gradient; a fused, chunked output layer and loss never holds them.
+  double logits = share.loss && !s.feat.fused_linear_loss
+                      ? 4.0 * d.sb * static_cast<double>(m.vocab) / d.t
+                      : 0.0;
   double tp_buffers = s.feat.tp_comm_overlap ? 6.0 * d.sb * d.h * 2 : 0.0;
   out.transient_b = group + 2 * logits + kWorkspaceB + tp_buffers + DispatchBuffers(s, d);
   double fc1 = 2.0 * d.sb * d.f * (m.swiglu ? 2.0 : 1.0) / d.t;

@@ -188,11 +188,15 @@ double RecomputedShare(const TrainingSetup& s, double layers_on_stage) {
   return std::min(1.0, s.feat.recompute_layers * static_cast<double>(s.par.vpp) / layers_on_stage);
 }
 
+// A GEMM's forward, its backward for the input's gradient and, unless the weights are frozen,
+// its backward for the weight's gradient, in forward-GEMM units.
+double GemmPasses(const Features& f) { return f.frozen_base ? 2.0 : 3.0; }
+
 void AddLayers(const Ctx& x, bool moe, double layers, double stage_layers, MicroBatchCost* mb) {
   if (layers <= 0) return;
   LayerCost f = LayerForward(x, moe);
   double attn_bwd = x.s.feat.flash_attention ? 2.5 : 2.0;
-  mb->gemm += layers * 3 * f.gemm;
+  mb->gemm += layers * GemmPasses(x.s.feat) * f.gemm;
   mb->attention += layers * (1 + attn_bwd) * f.attention;
   mb->elementwise += layers * 3 * f.elementwise;
   mb->tp += layers * 2 * f.tp;
@@ -220,8 +224,16 @@ void AddLogits(const Ctx& x, double heads, MicroBatchCost* mb) {
   // BF16 whatever the recipe.
   Ctx bf16 = x;
   bf16.prec = GemmPrecision::kBf16;
-  mb->gemm += heads * 3 * GemmTime(bf16, x.tokens, v, static_cast<double>(m.hidden));
-  double passes = x.s.feat.cross_entropy_fusion ? 2.0 : 6.0;  // fp32 logits read/written
+  // A fused, chunked output layer and loss computes each chunk's logits again in the backward
+  // and keeps them in on-chip tiles: one more forward GEMM, one pass of elementwise traffic.
+  const bool fused_linear = x.s.feat.fused_linear_loss;
+  mb->gemm += heads * (GemmPasses(x.s.feat) + (fused_linear ? 1 : 0)) *
+              GemmTime(bf16, x.tokens, v, static_cast<double>(m.hidden));
+  // Passes over the FP32 logits: six, two with Megatron's fused cross entropy, one fused into the
+  // output layer.
+  double passes = 6.0;
+  if (x.s.feat.cross_entropy_fusion) passes = 2.0;
+  if (fused_linear) passes = 1.0;
   mb->elementwise += heads * x.tokens * v * 4.0 * passes / x.hbm;
 }
 
@@ -232,7 +244,7 @@ void AddMtpExtras(const Ctx& x, double depths, MicroBatchCost* mb) {
   if (depths <= 0) return;
   double h = static_cast<double>(x.s.model.hidden);
   double sp = x.s.feat.sequence_parallel ? x.tp : 1.0;
-  mb->gemm += depths * 3 * GemmTime(x, x.tokens, h / x.tp, 2 * h);
+  mb->gemm += depths * GemmPasses(x.s.feat) * GemmTime(x, x.tokens, h / x.tp, 2 * h);
   mb->elementwise += depths * 3 * 6 * x.tokens / sp * h * kBytesBf16 / x.hbm;
 }
 
@@ -256,7 +268,8 @@ double DataParallelComm(const Ctx& x, const ParamCounts& pc, double window_bwd, 
   auto group = [&](double params, double n, double stride) {
     if (n <= 1 || params <= 0) return;
     Link l = GroupLink(x, stride, n);
-    double bytes = ParamBytes(params, f.grad_reduce_in_bf16);
+    // Frozen weights have no gradients to reduce (the adapters' are not modelled).
+    double bytes = f.frozen_base ? 0.0 : ParamBytes(params, f.grad_reduce_in_bf16);
     if (f.fsdp) {
       // Fully sharded: gradients reduce-scattered, parameters gathered for the forward and again
       // for the backward (resharded after the forward, FSDP2's default).
@@ -285,8 +298,11 @@ double OptimizerTime(const Ctx& x, const ParamCounts& pc) {
   double local = pc.dense_per_gpu + pc.expert_per_gpu;
   double shard = x.s.feat.distributed_optimizer || x.s.feat.fsdp ? local / (static_cast<double>(p.dp) * p.cp) : local;
   // Adam: read master, m, v, grad (16 B), write master, m, v (12 B) and the bf16 param (2 B);
-  // grad-norm and unscale passes read the local grads twice.
-  double bytes = shard * 30.0 + local * 8.0;
+  // grad-norm and unscale passes read the local grads twice. With BF16 state: read param, m, v,
+  // grad (8 B), write param, m, v (6 B), and the grads are BF16.
+  const bool bf16_state = x.s.feat.bf16_training_state;
+  double bytes = shard * (bf16_state ? 14.0 : 30.0) + local * (bf16_state ? 4.0 : 8.0);
+  if (x.s.feat.frozen_base) bytes = 0;  // no update of frozen weights
   // Transformer Engine quantizes each weight once per iteration (cached across micro-batches);
   // FP8/FP4 parameters skip the cast but MXFP8/NVFP4 still write the transposed copy.
   double cast = CastBytesPerElement(x.s.feat, x.prec);
@@ -553,8 +569,9 @@ StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluste
     out.pp_p2p_s = m * vpp * 2 * one * exposed;
   }
   ParamCounts pc = CountParams(setup);
-  double bwd_window = (mb.gemm * 2.0 / 3.0 + mb.attention * 0.7);
-  double fwd_window = (mb.gemm / 3.0 + mb.attention * 0.3);
+  const double gemm_passes = GemmPasses(setup.feat);
+  double bwd_window = (mb.gemm * (gemm_passes - 1) / gemm_passes + mb.attention * 0.7);
+  double fwd_window = (mb.gemm / gemm_passes + mb.attention * 0.3);
   out.dp_comm_s = DataParallelComm(x, pc, bwd_window, fwd_window);
   out.optimizer_s = OptimizerTime(x, pc);
   out.step_overhead_s = factors.step_overhead_ms * 1e-3;

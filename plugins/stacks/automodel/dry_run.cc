@@ -189,6 +189,29 @@ int64_t FixedSequenceLength(const ConfigView& view) {
   return std::max<int64_t>(0, view.GetInt("packed_sequence.packed_sequence_size", 0));
 }
 
+// Whether the model trains with BF16 (or FP16) parameters, gradients and optimizer state: the
+// dtype it is built in (`model.torch_dtype`; "auto" is BF16 for a model built from a config, the
+// checkpoint's `torch_dtype` for from_pretrained, BF16 when it names none). FSDP2's mixed
+// precision computes in BF16 but keeps the sharded parameters, their gradients and Adam's moments
+// in that dtype.
+bool HalfPrecisionState(const ConfigView& view, const nlohmann::json& config) {
+  std::string dtype = view.Get("model.torch_dtype").value_or("auto");
+  const std::string target = view.Get("model._target_").value_or("");
+  const bool from_config =
+      target.size() >= 11 && target.compare(target.size() - 11, 11, "from_config") == 0;
+  if (dtype == "auto" && !from_config) {
+    for (const char* key : {"torch_dtype", "dtype"}) {
+      auto it = config.find(key);
+      if (it != config.end() && it->is_string()) {
+        dtype = it->get<std::string>();
+        break;
+      }
+    }
+  }
+  if (dtype.rfind("torch.", 0) == 0) dtype = dtype.substr(6);
+  return OneOf(dtype, {"auto", "bf16", "bfloat16", "float16", "fp16", "half"});
+}
+
 }  // namespace
 
 Result<nlohmann::json> FindModelConfig(const std::string& name, const Knowledge& knowledge) {
@@ -340,6 +363,11 @@ Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Kn
   f.add_bias_linear = false;  // the Llama/Mistral/Qwen families AutoModel trains have no linear bias
   f.cuda_graphs = false;
   f.compiled = view.GetBool("compile.enabled", false) || view.GetBool("distributed.enable_compile", false);
+  f.bf16_training_state = HalfPrecisionState(view, config);
+  f.fused_linear_loss = view.Get("loss_fn._target_").value_or("").find("FusedLinearCrossEntropy") !=
+                        std::string::npos;
+  // A `peft` section (PeftConfig: LoRA adapters on the matched linear layers) freezes the base.
+  f.frozen_base = !view.Get("peft._target_").value_or("").empty();
 
   sim::RunControl& r = plan.run;
   r.train_iters = view.GetInt("step_scheduler.max_steps", 100);

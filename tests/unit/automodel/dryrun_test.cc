@@ -229,6 +229,49 @@ TEST_CASE("a fixed sequence length comes from the dataset's own field or its pac
   CHECK_THAT(varying.status().message(), Catch::Contains("keep the recipe you tune as it is"));
 }
 
+TEST_CASE("the training state follows the model's dtype and PEFT; the loss may skip the logits",
+          "[automodel][sim]") {
+  const Knowledge& k = testing::TheStack().knowledge();
+  Recipe r = testing::Import("launch_automodel.sh");
+  auto plan_of = [&](const Recipe& recipe) {
+    auto plan = AutoModelSimulationPlan(recipe, k, H100(), 8);
+    REQUIRE(plan.ok());
+    return *plan;
+  };
+  // torch_dtype "auto" (the default) and a checkpoint that names none: BF16 state.
+  CHECK(plan_of(r).feat.bf16_training_state);
+  CHECK_FALSE(
+      plan_of(testing::With(r, "config:model.torch_dtype", "float32")).feat.bf16_training_state);
+  CHECK(plan_of(testing::With(r, "config:model.torch_dtype", "torch.bfloat16"))
+            .feat.bf16_training_state);
+
+  // "auto" is the checkpoint's own dtype under from_pretrained, BF16 under from_config.
+  ScratchDir dir;
+  nlohmann::json fp32 = nlohmann::json::parse(kTinyConfig);
+  fp32["torch_dtype"] = "float32";
+  WriteText(dir.path() / "config.json", fp32.dump());
+  Recipe local =
+      testing::With(r, "config:model.pretrained_model_name_or_path", dir.path().string());
+  CHECK_FALSE(plan_of(local).feat.bf16_training_state);
+  CHECK(plan_of(testing::With(local, "config:model.torch_dtype", "bf16")).feat.bf16_training_state);
+  Recipe from_config = testing::With(r, "config:model._target_",
+                                     "nemo_automodel.NeMoAutoModelForCausalLM.from_config");
+  REQUIRE(SetValue(&from_config, "config:model.pretrained_model_name_or_path", std::nullopt).ok());
+  from_config = testing::With(from_config, "config:model.config.pretrained_model_name_or_path",
+                              dir.path().string());
+  CHECK(plan_of(from_config).feat.bf16_training_state);
+
+  CHECK_FALSE(plan_of(r).feat.frozen_base);
+  CHECK(plan_of(testing::With(r, "config:peft._target_",
+                              "nemo_automodel.components._peft.lora.PeftConfig"))
+            .feat.frozen_base);
+
+  CHECK_FALSE(plan_of(r).feat.fused_linear_loss);
+  CHECK(plan_of(testing::With(r, "config:loss_fn._target_",
+                              "nemo_automodel.components.loss.linear_ce.FusedLinearCrossEntropy"))
+            .feat.fused_linear_loss);
+}
+
 TEST_CASE("a dry run needs the sequence length and a checkpoint", "[automodel][sim]") {
   const Knowledge& k = testing::TheStack().knowledge();
   Recipe r = testing::Import("launch_automodel.sh");

@@ -78,6 +78,71 @@ TEST_CASE("the distributed optimizer shards 12 of 18 bytes per parameter over DP
   CHECK(b.weight_optimizer_b == Approx(50995200.0 * 18));
 }
 
+TEST_CASE("BF16 training state is 8 bytes a parameter, sharded whole by FSDP", "[sim][memory]") {
+  // bf16 parameter, gradient, m and v: 8 bytes/param; the distributed optimizer shards the
+  // moments (4 + 4/DP = 5 at DP 4); FSDP shards all of it (8/4 = 2).
+  ClusterSpec cluster = DefaultCluster(*FindGpu("H100"), 8);
+  TrainingSetup s = Setup(TinyGpt());
+  s.feat.bf16_training_state = true;
+  CHECK(EstimateStageMemory(s, cluster, 0).weight_optimizer_b == Approx(50995200.0 * 5));
+  s.feat.distributed_optimizer = false;
+  CHECK(EstimateStageMemory(s, cluster, 0).weight_optimizer_b == Approx(50995200.0 * 8));
+  s.feat.fsdp = true;
+  CHECK(EstimateStageMemory(s, cluster, 0).weight_optimizer_b == Approx(50995200.0 * 2));
+}
+
+TEST_CASE("frozen base weights keep only the weights", "[sim][memory]") {
+  // LoRA: 2 bytes of BF16 weight a parameter, no gradient and no optimizer state; FSDP shards it.
+  ClusterSpec cluster = DefaultCluster(*FindGpu("H100"), 8);
+  TrainingSetup s = Setup(TinyGpt());
+  s.feat.frozen_base = true;
+  CHECK(EstimateStageMemory(s, cluster, 0).weight_optimizer_b == Approx(50995200.0 * 2));
+  s.feat.fsdp = true;
+  CHECK(EstimateStageMemory(s, cluster, 0).weight_optimizer_b == Approx(50995200.0 * 2 / 4));
+}
+
+TEST_CASE("a fused output layer and loss holds no logits", "[sim][memory]") {
+  // The last stage holds the FP32 logits and their gradient, 2 · 4 · s·b · vocab/t bytes, unless
+  // the output layer and the loss are fused and chunked.
+  ClusterSpec cluster = DefaultCluster(*FindGpu("H100"), 8);
+  TrainingSetup s = Setup(TinyGpt());
+  StageMemory plain = EstimateStageMemory(s, cluster, 0);
+  s.feat.fused_linear_loss = true;
+  StageMemory fused = EstimateStageMemory(s, cluster, 0);
+  CHECK(plain.transient_b - fused.transient_b == Approx(2 * 4.0 * 1024 * 2 * 50432 / 2));
+  CHECK(fused.largest_allocation_b < plain.largest_allocation_b);
+}
+
+TEST_CASE("BF16 state halves the optimizer's traffic; a fused loss trades a GEMM for passes",
+          "[sim][memory]") {
+  ClusterSpec cluster = DefaultCluster(*FindGpu("H100"), 8);
+  TrainingSetup s = Setup(TinyGpt());
+  StepBreakdown mixed = EstimateStep(s, cluster);
+  s.feat.bf16_training_state = true;
+  StepBreakdown bf16 = EstimateStep(s, cluster);
+  // Adam over the DP shard: 14 bytes a parameter instead of 30; the grad-norm passes read BF16.
+  CHECK(bf16.optimizer_s < 0.6 * mixed.optimizer_s);
+  CHECK(bf16.gemm_s == Approx(mixed.gemm_s));
+  s.feat.fused_linear_loss = true;
+  StepBreakdown fused = EstimateStep(s, cluster);
+  CHECK(fused.gemm_s > bf16.gemm_s);  // the backward computes each chunk's logits again
+  CHECK(fused.elementwise_s < bf16.elementwise_s);
+}
+
+TEST_CASE("frozen base weights skip the weight gradients, their reduction and the update",
+          "[sim][memory]") {
+  ClusterSpec cluster = DefaultCluster(*FindGpu("H100"), 8);
+  TrainingSetup s = Setup(TinyGpt());
+  StepBreakdown full = EstimateStep(s, cluster);
+  s.feat.frozen_base = true;
+  StepBreakdown lora = EstimateStep(s, cluster);
+  // Forward and input-gradient GEMMs only: two forward-GEMM units of three.
+  CHECK(lora.gemm_s == Approx(full.gemm_s * 2 / 3));
+  CHECK(lora.optimizer_s == Approx(0).margin(1e-12));
+  CHECK(lora.dp_comm_s < full.dp_comm_s);
+  CHECK(lora.step_s < full.step_s);
+}
+
 TEST_CASE("full uniform recompute keeps only each layer's input", "[sim][memory]") {
   // 4 layers · 2sbh/t + embedding output and dropout mask on the first stage (3sbh/t):
   //   (8 + 3) · 1,048,576 = 11,534,336 bytes.
