@@ -206,6 +206,43 @@ double BlendSameChange(const ScoringContext& ctx, const Lever& lever, const Move
   return sum / n;
 }
 
+// An amortizing size (scoring.h): a numeric lever that spends memory (a positive memory prior)
+// against both memory headroom and launch overhead, i.e. spreads a fixed per-step cost over more
+// work per step: micro-batch sizes.
+bool Amortizes(const Lever& lever) {
+  auto addresses = [&](const char* kind) {
+    return std::find(lever.addresses.begin(), lever.addresses.end(), kind) != lever.addresses.end();
+  };
+  return lever.expected_memory > 0 && addresses("memory_headroom") && addresses("launch_overhead");
+}
+
+// A forward move of an amortizing size, valued from the latest measured forward move of the same
+// lever in this campaign: with a step costing a + c·b for a size b, that move's measured ratio R
+// from u to u' gives the fixed share k = a/c = u'(R − 1)/(u'/u − R), and a move from v to w is
+// then worth (w/v)·(k + v)/(k + w) − 1. std::nullopt when no such measurement exists or it
+// measured no gain (R ≤ 1: nothing to amortize, the catalog's prior and history decide).
+std::optional<double> AmortizedSpeed(const ScoringContext& ctx, const Lever& lever,
+                                     const Move& move) {
+  if (!Amortizes(lever)) return std::nullopt;
+  const Change c = Effective(move.changes, &lever, &ctx.defaults);
+  std::optional<double> v = Number(c.from), w = Number(c.to);
+  if (!v || !w || *v <= 0 || *w <= *v) return std::nullopt;
+  for (auto r = ctx.view->history.rbegin(); r != ctx.view->history.rend(); ++r) {
+    if (r->lever_id != lever.id || r->changes.empty()) continue;
+    const Change past = Effective(r->changes, &lever, &ctx.defaults);
+    std::optional<double> u = Number(past.from), u2 = Number(past.to);
+    if (past.key != c.key || !u || !u2 || *u <= 0 || *u2 <= *u) continue;
+    std::optional<double> effect = MeasuredEffect(*ctx.view, *r);
+    if (!effect) continue;
+    const double ideal = *u2 / *u;  // a purely fixed cost: the ratio of the sizes
+    const double ratio = std::min(1 + *effect, 0.95 * ideal);
+    if (ratio <= 1) return std::nullopt;
+    const double k = *u2 * (ratio - 1) / (ideal - ratio);
+    return (*w / *v) * (k + *v) / (k + *w) - 1;
+  }
+  return std::nullopt;
+}
+
 // How far a move goes on its main key: the distance between ranks for ordered categorical values
 // (recompute full -> none is 2, full -> selective 1), the shape's steps otherwise.
 double Reach(const std::vector<Change>& changes, const Lever& lever,
@@ -449,6 +486,9 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
     e.speed = BlendSameChange(ctx, lever, move, *etp);
   } else if (std::optional<double> ep_overlap = EpOverlapSpeed(*ctx.view, move, ctx.defaults)) {
     e.speed = BlendSameChange(ctx, lever, move, *ep_overlap);
+  } else if (std::optional<double> amortized = AmortizedSpeed(ctx, lever, move)) {
+    e.speed = BlendSameChange(ctx, lever, move, *amortized);
+    e.speed_measured = true;
   } else {
     e.speed_modelled = false;
     double base_speed =
@@ -497,7 +537,9 @@ MoveEstimate EstimateMove(const ScoringContext& ctx, const Move& move, int order
       e.matched = kind;
     }
   }
-  e.relevance = std::min(1.5, 0.5 + best);
+  // A speed read from this campaign's own measurement of the lever needs no diagnosis to say
+  // that it applies to this recipe.
+  e.relevance = e.speed_measured ? 1.0 : std::min(1.5, 0.5 + best);
   e.history = HistoryFactor(ctx, lever, shape.direction);
   CheckMemory(ctx, &e);
   e.gain = e.speed * e.relevance * e.history * e.risk;

@@ -39,9 +39,18 @@
 // a forward one. A move of pipeline, expert or expert-tensor parallelism on a recipe whose model
 // shape is known takes its memory change from param_memory.h instead (memory_modelled): the
 // parameter state it re-shards, relative to the leader's measured peak.
+// Amortizing sizes. A numeric lever that spends memory (a positive memory prior) against both
+// memory_headroom and launch_overhead spreads a fixed per-step cost over more work per step (the
+// micro-batch sizes). Once this campaign measured a forward move of it, from u to u' with ratio
+// R, a step is read as costing a + c·b for size b, so k = a/c = u'(R − 1)/(u'/u − R), and a
+// forward move from v to w is worth (w/v)·(k + v)/(k + w) − 1: the returns of the next doubling
+// diminish as the fixed share shrinks, by as much as the measurement says, instead of the catalog's
+// prior averaged in (a +59% doubling predicts +42% for the next one, not the prior's +10%). Such a
+// speed is modelled, blended with measurements of the same change, and its relevance is 1.
 // A move is infeasible (never proposed) when it uses memory and its predicted peak exceeds
-// kMemoryLimit of device memory (a move that uses none is not: the leader ran at that peak), or it moves a numeric key forward to a value at or above one that already ran out of
-// memory, or with PP>1 when a larger micro-batch would grow the pipeline bubble more than it gains.
+// kMemoryLimit of device memory (a move that uses none is not: the leader ran at that peak), or it
+// moves a numeric key forward to a value at or above one that already ran out of memory, or with
+// PP>1 when a larger micro-batch would grow the pipeline bubble more than it gains.
 #ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_
 #define ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_
 
@@ -90,6 +99,9 @@ struct MoveEstimate {
   // `speed` from the recipe's shape (pipeline, overlaps, expert TP, imbalance relief), not only
   // the catalog's prior.
   bool speed_modelled = false;
+  // `speed` extrapolated from this campaign's measurement of the same lever (an amortizing size);
+  // its relevance is then 1.
+  bool speed_measured = false;
   std::optional<double> predicted_peak_gib;
   // A measured move of the same lever, in the same direction and at least as far, from the same
   // recipe: its effect bounds this move's gain.

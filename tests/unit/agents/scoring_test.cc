@@ -106,6 +106,44 @@ TEST_CASE("a measured slowdown of a lever lowers its next estimate", "[agents][s
   CHECK(after < before);
 }
 
+TEST_CASE("a measured micro-batch doubling predicts the next one by the fixed cost it spreads",
+          "[agents][scoring]") {
+  // Micro-batch 1 -> 2 measured +59%: a step costs a + c·b with k = a/c = 2·0.59/(2 − 1.59) =
+  // 2.878, so 2 -> 4 is worth 2·(k + 2)/(k + 4) − 1 = +41.8% and 2 -> 8 (k + 2)·4/(k + 8) − 1 =
+  // +79.3%: diminishing, by what the measurement says, and needing no diagnosis (relevance 1).
+  attune::CampaignView view = attune::testing::MakeView(30.0);
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = "micro_batch_size";
+  r.changes = {{"--micro-batch-size", "1", "2"}};
+  r.outcome = attune::Outcome::kNewLeader;
+  r.measurement = view.baseline_measurement;
+  r.speedup_vs_baseline = 1.59;
+  view.history.push_back(r);
+  Move next{"micro_batch_size", {{"--micro-batch-size", "2", "4"}}, "", {}, {}};
+  auto e = EstimateMove(MakeScoringContext(view), next, 0);
+  const double k = 2 * 0.59 / (2 - 1.59);
+  CHECK(e.speed == Approx(2 * (k + 2) / (k + 4) - 1));
+  CHECK(e.speed == Approx(0.418).margin(0.001));
+  CHECK(e.speed_measured);
+  CHECK(e.relevance == 1.0);
+  Move far{"micro_batch_size", {{"--micro-batch-size", "2", "8"}}, "", {}, {}};
+  CHECK(EstimateMove(MakeScoringContext(view), far, 0).speed == Approx(4 * (k + 2) / (k + 8) - 1));
+  // A doubling that measured no gain leaves the prior, blended with the loss, to decide.
+  view.history.back().speedup_vs_baseline = 0.97;
+  view.history.back().outcome = attune::Outcome::kWithinNoise;
+  auto flat = EstimateMove(MakeScoringContext(view), next, 0);
+  CHECK_FALSE(flat.speed_measured);
+  CHECK(flat.speed < 0.08);
+  // A lever that does not spend memory against launch overhead is never extrapolated so.
+  for (auto& lever : view.levers) {
+    if (lever.id == "micro_batch_size") lever.addresses = {"memory_headroom"};
+  }
+  view.history.back().speedup_vs_baseline = 1.59;
+  CHECK_FALSE(EstimateMove(MakeScoringContext(view), next, 0).speed_measured);
+}
+
 TEST_CASE("a move is not expected to beat a measured move of its lever that went as far or further",
           "[agents][scoring]") {
   // The baseline recomputes everything; full -> none was measured at +20% from it. Full ->
