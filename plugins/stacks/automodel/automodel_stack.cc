@@ -253,7 +253,12 @@ Result<Measurement> AutoModelStack::Measure(const LogParse& parse, const Recipe&
   Mesh mesh = ReadMesh(view, recipe.topology);
   double seq = static_cast<double>(view.GetInt("dataset.seq_length", 0));
   double gbs = static_cast<double>(view.GetInt("step_scheduler.global_batch_size", 32));
-  return MeasureAutoModel(parse, mesh.dp * mesh.cp, mesh.world, seq > 0 ? seq * gbs : 0);
+  // A recipe that names only the stack (`attune log parse` without --recipe) says nothing of the
+  // mesh: its default 1 x 1 topology would read the job's total throughput as one GPU's.
+  const bool mesh_unknown = recipe.args.empty() && recipe.entry.empty() &&
+                            (recipe.config.is_null() || recipe.config.empty());
+  return MeasureAutoModel(parse, mesh.dp * mesh.cp, mesh_unknown ? 0 : mesh.world,
+                          seq > 0 ? seq * gbs : 0);
 }
 
 Failure AutoModelStack::Triage(std::string_view log, const JobEnd& end) const {

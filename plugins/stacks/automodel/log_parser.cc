@@ -244,9 +244,17 @@ Result<Measurement> MeasureAutoModel(const LogParse& parse, long long dp_cp, lon
     const auto& s = parse.iterations[i];
     if (s.loss && m.first_losses.size() < 10) m.first_losses.push_back(*s.loss);
     if (i == 0 || s.extra.count("contaminated")) continue;  // warm-up, or includes val/ckpt time
+    double tokens =
+        s.extra.count("num_label_tokens") ? s.extra.at("num_label_tokens") : tokens_per_step;
+    if (world <= 0) {  // the mesh is unknown: the log's own per-replica figure, as printed
+      auto printed = s.extra.find("tps_per_gpu");
+      if (printed == s.extra.end() || printed->second <= 0) continue;
+      per_gpu.push_back(printed->second);
+      if (s.step_time_ms > 0) step_times.push_back(s.step_time_ms / 1000.0);
+      continue;
+    }
     double total = s.extra.count("tps") ? s.extra.at("tps")
                    : s.extra.count("tps_per_gpu") ? s.extra.at("tps_per_gpu") * dp_cp : 0;
-    double tokens = s.extra.count("num_label_tokens") ? s.extra.at("num_label_tokens") : tokens_per_step;
     if (total <= 0 && s.step_time_ms > 0 && tokens_per_step > 0) {
       total = tokens_per_step / (s.step_time_ms / 1000.0);  // a step time without a tps figure
     }
@@ -257,6 +265,12 @@ Result<Measurement> MeasureAutoModel(const LogParse& parse, long long dp_cp, lon
     } else if (tokens > 0) {
       step_times.push_back(tokens / total);
     }
+  }
+  if (per_gpu.empty() && world <= 0) {
+    return Status::FailedPrecondition(
+        "the log's step lines print no per-GPU throughput (\"tps T(T/gpu)\"), and without the "
+        "recipe its mesh is unknown: pass the recipe (attune log parse --recipe R) for "
+        "tokens/s/GPU");
   }
   if (per_gpu.empty()) {
     return Status::FailedPrecondition("the log has " + std::to_string(m.iterations_logged) +

@@ -29,6 +29,9 @@ LogParse ParseAutoModelLines(const std::vector<support::LogLine>& lines);
 // Median throughput per physical GPU over the clean steps (drops the first step and contaminated
 // ones). `dp_cp` is DP×CP of the recipe, used to turn a printed per-replica figure back into a
 // total; `world` the number of GPUs; `tokens_per_step` a fallback for step time (0 = unknown).
+// With the mesh unknown (`world` 0: a log measured without its recipe), the log's own "/gpu"
+// figure is taken as it is: AutoModel divides the total by DP×CP, which is per GPU when TP and PP
+// are 1; a step line without one measures nothing.
 Result<Measurement> MeasureAutoModel(const LogParse& parse, long long dp_cp, long long world,
                                      double tokens_per_step);
 

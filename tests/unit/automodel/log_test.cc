@@ -71,6 +71,33 @@ TEST_CASE("a printed per-replica figure is turned into per physical GPU", "[auto
   CHECK(m->tokens_per_s_per_gpu == Approx(500.0));
 }
 
+TEST_CASE("without its recipe a log is measured by its own per-GPU figure, never its total",
+          "[automodel][log]") {
+  // `attune log parse` without --recipe: the stack gets a recipe naming only itself, whose 1 x 1
+  // topology would have read the job's total (16000 tokens/s on 8 GPUs) as one GPU's.
+  Recipe bare;
+  bare.stack = "automodel";
+  std::string log =
+      "step 1 | epoch 0 | loss 2.0 | grad_norm 1.0 | lr 1.00e-05 | mem 10.00 GiB | tps 9000.00(1125.00/gpu) | num_label_tokens 100\n"
+      "step 2 | epoch 0 | loss 2.0 | grad_norm 1.0 | lr 1.00e-05 | mem 10.00 GiB | tps 16000.00(2000.00/gpu) | num_label_tokens 100\n"
+      "step 3 | epoch 0 | loss 2.0 | grad_norm 1.0 | lr 1.00e-05 | mem 10.00 GiB | tps 16400.00(2050.00/gpu) | num_label_tokens 100\n";
+  auto m = TheStack().Measure(TheStack().ParseLog(log), bare);
+  REQUIRE(m.ok());
+  CHECK(m->iterations_used == 2);
+  CHECK(m->tokens_per_s_per_gpu == Approx(2025.0));
+  // With the recipe (8 GPUs, TP 2: DP 4) the total is divided by the GPUs, as before.
+  auto with_recipe = TheStack().Measure(TheStack().ParseLog(log), Import("launch_automodel.sh"));
+  REQUIRE(with_recipe.ok());
+  CHECK(with_recipe->tokens_per_s_per_gpu == Approx(16200.0 / 8));
+  // A log that prints only the total cannot be measured per GPU without the mesh.
+  std::string totals =
+      "step 1 | epoch 0 | loss 2.0 | grad_norm 1.0 | lr 1.00e-05 | mem 10.00 GiB | tps 9000.00 | num_label_tokens 100\n"
+      "step 2 | epoch 0 | loss 2.0 | grad_norm 1.0 | lr 1.00e-05 | mem 10.00 GiB | tps 16000.00 | num_label_tokens 100\n";
+  auto unknown = TheStack().Measure(TheStack().ParseLog(totals), bare);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK_THAT(unknown.status().message(), Catch::Contains("--recipe"));
+}
+
 TEST_CASE("training.jsonl records parse like step lines", "[automodel][log]") {
   auto parse = TheStack().ParseLog(ReadFile(FixtureDir() + "/training.jsonl"));
   REQUIRE(parse.iterations.size() == 3);
