@@ -4,6 +4,7 @@
 #ifndef ATTUNE_CLUSTER_H_
 #define ATTUNE_CLUSTER_H_
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,11 @@ struct ClusterInfo {
   // The Kubernetes namespace the launcher's jobs run in ("" when not on Kubernetes). An agent's
   // guard confines kubectl to it unless the agent's own options name one.
   std::string k8s_namespace;
+  // Dry runs only (the sim launcher's `sequence_length`): the tokens per sequence to model a recipe
+  // with when its data have no fixed length (a dataset of varying lengths, unpacked, whose batches
+  // are as long as their longest sample); 0 when not given. A stack's simulation plan uses it only
+  // where the recipe states no length of its own.
+  int64_t sim_sequence_length = 0;
 };
 
 nlohmann::json ClusterInfoToJson(const ClusterInfo& c);

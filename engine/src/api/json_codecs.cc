@@ -194,6 +194,7 @@ json ClusterInfoToJson(const ClusterInfo& c) {
          {"compute_capability_major", c.compute_capability_major},
          {"virtual_time", c.virtual_time}};
   if (!c.k8s_namespace.empty()) j["k8s_namespace"] = c.k8s_namespace;  // absent off Kubernetes
+  if (c.sim_sequence_length > 0) j["sim_sequence_length"] = c.sim_sequence_length;  // dry runs only
   return j;
 }
 
@@ -207,6 +208,7 @@ ClusterInfo ClusterInfoFromJson(const json& j) {
   c.max_nodes = j.value("max_nodes", 1);
   c.compute_capability_major = j.value("compute_capability_major", 0);
   c.virtual_time = j.value("virtual_time", false);
+  c.sim_sequence_length = j.value("sim_sequence_length", int64_t{0});
   return c;
 }
 

@@ -135,6 +135,8 @@ Result<ClusterSpec> ParseClusterConfig(const nlohmann::json& with_or_null, uint6
   ATTUNE_ASSIGN_OR_RETURN(double seed, NumberField(with, "seed", 0, 0));
   c.seed = seed > 0 ? static_cast<uint64_t>(seed) : campaign_seed;
   ATTUNE_ASSIGN_OR_RETURN(c.failures, ParseFailures(with));
+  ATTUNE_ASSIGN_OR_RETURN(double sequence_length, NumberField(with, "sequence_length", 0, 1));
+  c.sequence_length = static_cast<int64_t>(sequence_length);
   if (auto rollout = with.find("rollout"); rollout != with.end()) {
     c.rollout_prompt_tokens = rollout->value("prompt_tokens", int64_t{0});
     c.rollout_response_tokens = rollout->value("response_tokens", int64_t{0});
@@ -151,6 +153,7 @@ ClusterInfo ToClusterInfo(const ClusterSpec& cluster) {
   info.max_nodes = cluster.nodes;
   info.compute_capability_major = cluster.gpu.compute_capability_major;
   info.virtual_time = true;
+  info.sim_sequence_length = cluster.sequence_length;
   return info;
 }
 

@@ -61,6 +61,9 @@ struct ClusterSpec {
   // The RL workload's mean prompt and response lengths (`with.rollout`); 0: the stack's defaults.
   int64_t rollout_prompt_tokens = 0;
   int64_t rollout_response_tokens = 0;
+  // Tokens per sequence for recipes whose data have no fixed length (`with.sequence_length`); 0:
+  // none, and such a recipe is refused by its stack.
+  int64_t sequence_length = 0;
 
   int WorldSize() const { return nodes * gpus_per_node; }
   // GPUs that reach each other over NVLink.

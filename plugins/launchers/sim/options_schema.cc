@@ -115,6 +115,12 @@ const char kOptionsSchema[] = R"json({
         }
       }
     },
+    "sequence_length": {
+      "type": "integer",
+      "minimum": 1,
+      "maximum": 10000000,
+      "description": "tokens per sequence for recipes whose data have no fixed length (a dataset of varying lengths without packing): the padded length you expect a batch to have; the recipe's own fixed length wins"
+    },
     "state_dir": {
       "type": "string",
       "description": "where job records live (default: <campaign>/sim)"

@@ -273,7 +273,6 @@ Result<sim::ModelShape> ShapeFromModelConfig(const nlohmann::json& c, int64_t se
 
 Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Knowledge& knowledge,
                                                   const ClusterInfo& cluster, int world) {
-  (void)cluster;
   ConfigView view(recipe, knowledge);
   // The checkpoint: from_pretrained(name), or from_config(AutoConfig.from_pretrained(name, …)).
   std::string name;
@@ -293,14 +292,16 @@ Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Kn
         "from_config) and writes none out (num_hidden_layers, hidden_size, num_attention_heads in "
         "model.config)");
   }
-  const int64_t seq = FixedSequenceLength(view);
+  // The recipe's own fixed length, else the length the simulated cluster was told to assume.
+  int64_t seq = FixedSequenceLength(view);
+  if (seq <= 0) seq = cluster.sim_sequence_length;
   if (seq <= 0) {
     return Status::InvalidArgument(
         "automodel: a dry run models fixed-length sequences, and this recipe's dataset has none "
         "(no dataset.seq_length or dataset.seq_len, no packed_sequence.packed_sequence_size): its "
-        "batches are as long as their longest sample, which the recipe does not say. Dry-run a "
-        "copy with packed_sequence.packed_sequence_size (or dataset.seq_length) set to the length "
-        "you expect; packing changes the batches, so keep the recipe you tune as it is");
+        "batches are as long as their longest sample, which the recipe does not say. Give the sim "
+        "launcher the padded length you expect a batch to have (launcher: {name: sim, with: "
+        "{sequence_length: N}}); the recipe you tune stays as it is");
   }
   nlohmann::json config = nlohmann::json::object();
   if (!name.empty()) {

@@ -33,6 +33,22 @@ TEST_CASE("job status and proposal survive their JSON forms", "[codecs]") {
   CHECK_THAT(bad.status().message(), Catch::Contains("proposal.base"));
 }
 
+TEST_CASE("cluster facts survive their JSON form; a dry run's assumed length only when given",
+          "[codecs]") {
+  attune::ClusterInfo c;
+  c.device_type = "H100";
+  c.device_memory_gib = 79.6;
+  c.devices_per_node = 8;
+  c.virtual_time = true;
+  CHECK_FALSE(attune::ClusterInfoToJson(c).contains("sim_sequence_length"));
+  c.sim_sequence_length = 512;
+  attune::ClusterInfo back = attune::ClusterInfoFromJson(attune::ClusterInfoToJson(c));
+  CHECK(back.sim_sequence_length == 512);
+  CHECK(back.device_type == "H100");
+  CHECK(back.devices_per_node == 8);
+  CHECK(back.virtual_time);
+}
+
 TEST_CASE("a proposal with no change and not done is refused", "[codecs]") {
   auto q = attune::ProposalFromJson(nlohmann::json{{"rationale", "hm"}});
   REQUIRE_FALSE(q.ok());

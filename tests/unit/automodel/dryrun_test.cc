@@ -226,7 +226,18 @@ TEST_CASE("a fixed sequence length comes from the dataset's own field or its pac
                                          k, H100(), 8);
   REQUIRE_FALSE(varying.ok());
   CHECK_THAT(varying.status().message(), Catch::Contains("as long as their longest sample"));
-  CHECK_THAT(varying.status().message(), Catch::Contains("keep the recipe you tune as it is"));
+  CHECK_THAT(varying.status().message(), Catch::Contains("sequence_length: N"));
+  // The simulated cluster's assumed length models such a recipe; a fixed length of the recipe's
+  // own wins over it.
+  ClusterInfo assumed = H100();
+  assumed.sim_sequence_length = 512;
+  auto padded = AutoModelSimulationPlan(testing::With(unpacked, "config:dataset.std_len", "128"), k,
+                                        assumed, 8);
+  REQUIRE(padded.ok());
+  CHECK(padded->model.seq_length == 512);
+  auto own = AutoModelSimulationPlan(unpacked, k, assumed, 8);
+  REQUIRE(own.ok());
+  CHECK(own->model.seq_length == 1024);
 }
 
 TEST_CASE("the training state follows the model's dtype and PEFT; the loss may skip the logits",

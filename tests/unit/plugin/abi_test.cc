@@ -33,6 +33,7 @@ const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {14, "d5b3346a68e853cfc8bb922ed19c403e5cfb8fc7adcdaec28b68c1b64686e992"},
     {15, "d6dced2a4e3e1352c17f2dd5d2628a8d91cbf2b0dfb5fd41d2e9521c2d269304"},
     {16, "05b3c85e326c575880e2f46b6c6c38d5b18e85409b4e6c4fb64177e5fa0d38fb"},
+    {17, "beeca425d78a8a20ba19f11f33501b8f6f65a31f669daee9962247afcb83acd8"},
 };
 
 std::string HeadersHash() {

@@ -85,5 +85,26 @@ TEST_CASE("AutoModel's refusals and out-of-memory runs triage as AutoModel's fai
   CHECK(AutoModel().Triage(oom.log, {1, "failed", 100}).kind == FailureKind::kOom);
 }
 
+TEST_CASE("a recipe whose data have no fixed length dry-runs at the length the cluster is given",
+          "[sim][automodel]") {
+  // SQuAD unpacked: each batch is as long as its longest sample, which the recipe does not say.
+  Recipe r = AutoModelRecipe(
+      {{"config:step_scheduler.max_steps", "20"}, {"config:dataset.seq_length", std::nullopt}});
+  testing::TempDir dir;
+  auto bare = ParseClusterConfig({{"gpu", "H100"}}, 3);
+  REQUIRE(bare.ok());
+  SimLauncher refusing(*bare, dir.str() + "/sim");
+  auto refused = refusing.Submit(testing::Spec("am-var-1", r, dir.str()));
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.status().message(), Catch::Contains("sequence_length"));
+  Ran ran = Run(r, "am-var-2", {{"gpu", "H100"}, {"sequence_length", 512}});
+  REQUIRE(ran.status.state == JobState::kSucceeded);
+  LogParse parse = AutoModel().ParseLog(ran.log);
+  REQUIRE(parse.iterations.size() == 20);
+  CHECK(parse.iterations[3].extra.at("num_label_tokens") == 64 * 512);
+  // The option is checked as the others are.
+  CHECK_FALSE(ParseClusterConfig({{"gpu", "H100"}, {"sequence_length", 0}}, 3).ok());
+}
+
 }  // namespace
 }  // namespace attune::sim
