@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "history.h"
 #include "reading.h"
@@ -27,6 +28,21 @@ attune::Failure Failed(attune::FailureKind kind) {
   f.kind = kind;
   f.signature = "x";
   return f;
+}
+
+// c001: micro-batch 1 -> 2 from the baseline, ranked `outcome` at `speedup` over the baseline,
+// measured as the baseline was.
+attune::CandidateRecord MicroBatchDoubling(const attune::CampaignView& view, attune::Outcome outcome,
+                                           std::optional<double> speedup) {
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = "micro_batch_size";
+  r.changes = {{"--micro-batch-size", "1", "2"}};
+  r.outcome = outcome;
+  r.measurement = view.baseline_measurement;
+  r.speedup_vs_baseline = speedup;
+  return r;
 }
 
 }  // namespace
@@ -94,14 +110,7 @@ TEST_CASE("a measured slowdown of a lever lowers its next estimate", "[agents][s
   attune::CampaignView view = attune::testing::MakeView(30.0);
   Move step{"micro_batch_size", {{"--micro-batch-size", "1", "4"}}, "", {}, {}};
   double before = EstimateMove(MakeScoringContext(view), step, 0).speed;
-  attune::CandidateRecord r;
-  r.candidate_id = "c001";
-  r.base_id = "baseline";
-  r.lever_id = "micro_batch_size";
-  r.changes = {{"--micro-batch-size", "1", "2"}};
-  r.outcome = attune::Outcome::kSlower;
-  r.speedup_vs_baseline = 0.95;
-  view.history.push_back(r);
+  view.history.push_back(MicroBatchDoubling(view, attune::Outcome::kSlower, 0.95));
   double after = EstimateMove(MakeScoringContext(view), step, 0).speed;
   CHECK(after < before);
 }
@@ -112,15 +121,7 @@ TEST_CASE("a measured micro-batch doubling predicts the next one by the fixed co
   // 2.878, so 2 -> 4 is worth 2·(k + 2)/(k + 4) − 1 = +41.8% and 2 -> 8 (k + 2)·4/(k + 8) − 1 =
   // +79.3%: diminishing, by what the measurement says, and needing no diagnosis (relevance 1).
   attune::CampaignView view = attune::testing::MakeView(30.0);
-  attune::CandidateRecord r;
-  r.candidate_id = "c001";
-  r.base_id = "baseline";
-  r.lever_id = "micro_batch_size";
-  r.changes = {{"--micro-batch-size", "1", "2"}};
-  r.outcome = attune::Outcome::kNewLeader;
-  r.measurement = view.baseline_measurement;
-  r.speedup_vs_baseline = 1.59;
-  view.history.push_back(r);
+  view.history.push_back(MicroBatchDoubling(view, attune::Outcome::kNewLeader, 1.59));
   Move next{"micro_batch_size", {{"--micro-batch-size", "2", "4"}}, "", {}, {}};
   auto e = EstimateMove(MakeScoringContext(view), next, 0);
   const double k = 2 * 0.59 / (2 - 1.59);
@@ -188,13 +189,7 @@ TEST_CASE("a measured memory change replaces part of the lever's memory prior",
   attune::CampaignView view = attune::testing::MakeView(30.0);
   // Micro-batch 1 -> 2 used 10% more memory where the catalog expects 35%: the next estimate
   // averages the two, and the reverse move reads the same measurement inverted.
-  attune::CandidateRecord r;
-  r.candidate_id = "c001";
-  r.base_id = "baseline";
-  r.lever_id = "micro_batch_size";
-  r.changes = {{"--micro-batch-size", "1", "2"}};
-  r.outcome = attune::Outcome::kWithinNoise;
-  r.measurement = view.baseline_measurement;
+  attune::CandidateRecord r = MicroBatchDoubling(view, attune::Outcome::kWithinNoise, std::nullopt);
   r.measurement->peak_memory_gib = 33.0;
   view.history.push_back(r);
   auto ctx = MakeScoringContext(view);
