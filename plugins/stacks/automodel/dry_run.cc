@@ -196,9 +196,7 @@ int64_t FixedSequenceLength(const ConfigView& view) {
 // in that dtype.
 bool HalfPrecisionState(const ConfigView& view, const nlohmann::json& config) {
   std::string dtype = view.Get("model.torch_dtype").value_or("auto");
-  const std::string target = view.Get("model._target_").value_or("");
-  const bool from_config =
-      target.size() >= 11 && target.compare(target.size() - 11, 11, "from_config") == 0;
+  const bool from_config = view.Get("model._target_").value_or("").ends_with("from_config");
   if (dtype == "auto" && !from_config) {
     for (const char* key : {"torch_dtype", "dtype"}) {
       auto it = config.find(key);

@@ -244,25 +244,28 @@ Result<Measurement> MeasureAutoModel(const LogParse& parse, long long dp_cp, lon
     const auto& s = parse.iterations[i];
     if (s.loss && m.first_losses.size() < 10) m.first_losses.push_back(*s.loss);
     if (i == 0 || s.extra.count("contaminated")) continue;  // warm-up, or includes val/ckpt time
-    double tokens =
-        s.extra.count("num_label_tokens") ? s.extra.at("num_label_tokens") : tokens_per_step;
-    if (world <= 0) {  // the mesh is unknown: the log's own per-replica figure, as printed
-      auto printed = s.extra.find("tps_per_gpu");
-      if (printed == s.extra.end() || printed->second <= 0) continue;
-      per_gpu.push_back(printed->second);
-      if (s.step_time_ms > 0) step_times.push_back(s.step_time_ms / 1000.0);
-      continue;
+    // The job's total: printed, or a printed per-replica figure times the replicas (which needs
+    // the mesh), or the tokens of a step over its time.
+    const auto printed = s.extra.find("tps_per_gpu");
+    const bool has_printed = printed != s.extra.end();
+    double total = s.extra.count("tps") ? s.extra.at("tps") : 0;
+    if (total <= 0 && has_printed && world > 0) {
+      total = printed->second * static_cast<double>(dp_cp);
     }
-    double total = s.extra.count("tps") ? s.extra.at("tps")
-                   : s.extra.count("tps_per_gpu") ? s.extra.at("tps_per_gpu") * dp_cp : 0;
     if (total <= 0 && s.step_time_ms > 0 && tokens_per_step > 0) {
       total = tokens_per_step / (s.step_time_ms / 1000.0);  // a step time without a tps figure
     }
-    if (total <= 0) continue;
-    per_gpu.push_back(total / std::max(1LL, world));
+    double tokens =
+        s.extra.count("num_label_tokens") ? s.extra.at("num_label_tokens") : tokens_per_step;
+    // Per GPU: the total over the GPUs; with the mesh unknown, the per-replica figure as printed.
+    double rate = world > 0     ? total / static_cast<double>(world)
+                  : has_printed ? printed->second
+                                : 0;
+    if (rate <= 0) continue;
+    per_gpu.push_back(rate);
     if (s.step_time_ms > 0) {
       step_times.push_back(s.step_time_ms / 1000.0);
-    } else if (tokens > 0) {
+    } else if (tokens > 0 && total > 0) {
       step_times.push_back(tokens / total);
     }
   }

@@ -85,6 +85,8 @@ TEST_CASE("without its recipe a log is measured by its own per-GPU figure, never
   REQUIRE(m.ok());
   CHECK(m->iterations_used == 2);
   CHECK(m->tokens_per_s_per_gpu == Approx(2025.0));
+  // The printed totals still time the steps: 100 label tokens at 16000 and 16400 tokens/s.
+  CHECK(m->step_time_s == Approx((100.0 / 16000 + 100.0 / 16400) / 2));
   // With the recipe (8 GPUs, TP 2: DP 4) the total is divided by the GPUs, as before.
   auto with_recipe = TheStack().Measure(TheStack().ParseLog(log), Import("launch_automodel.sh"));
   REQUIRE(with_recipe.ok());
