@@ -493,6 +493,31 @@ torchrun --nproc-per-node 8 pretrain_gpt.py --data-path $DATA --num-layers 4 --h
     check(code == 0 and 'unresolved' not in err and '[--data-path, /data/text]' in out and
           '[--tensor-model-parallel-size, 2]' in out, f'resolved: {code} {err[-300:]}')
 
+    # A checkpoint folder the user gives under /tmp (private in the sandbox) is shown read-only: the
+    # script's own existence check passes, and what it writes there stays out of the real folder.
+    ckpt = tempfile.mkdtemp(dir='/tmp', prefix='attune-import-ckpt-')
+    try:
+        with open(os.path.join(ckpt, 'latest_checkpointed_iteration.txt'), 'w') as f:
+            f.write('100')
+        script = write('checks.sh', '''#!/bin/bash
+CKPT=$1
+[ -d "$CKPT" ] || { echo "Error: checkpoint path does not exist: $CKPT"; exit 1; }
+[ -f "$CKPT/latest_checkpointed_iteration.txt" ] || { echo "no checkpoint in $CKPT"; exit 1; }
+touch "$CKPT/started"
+torchrun --nproc-per-node 8 pretrain_gpt.py --load $CKPT --num-layers 4 --hidden-size 512 \\
+  --num-attention-heads 8 --micro-batch-size 1 --global-batch-size 16 --seq-length 1024 \\
+  --max-position-embeddings 1024
+''', 0o755)
+        code, out, err = attune('recipe', 'import', script, '--arg', ckpt)
+        check(code == 0 and f'[--load, {ckpt}]' in out, f'/tmp argument: {code} {err[-400:]}')
+        check(not os.path.exists(os.path.join(ckpt, 'started')), '/tmp argument: the script wrote into it')
+        # /tmp itself is not shown (it would hide the sandbox's scratch folder): the script's check
+        # fails as the script says, and the import says so.
+        code, out, err = attune('recipe', 'import', script, '--arg', '/tmp')
+        check(code == 2 and 'no checkpoint in /tmp' in err, f'/tmp itself: {code} {err[-300:]}')
+    finally:
+        shutil.rmtree(ckpt, ignore_errors=True)
+
     # --no-exec names each line it cannot evaluate and writes nothing.
     branches = os.path.join(ROOT, 'branches.sh')
     code, out, err = attune('recipe', 'import', branches, '--no-exec')
