@@ -95,7 +95,8 @@ Option SingleOption(const ScoringContext& ctx, const MoveEstimate& e) {
 // hungry change follows from the saver's candidate (FollowUps).
 Option SaverOption(const ScoringContext& ctx, const PairChoice& pair) {
   const MoveEstimate& s = *pair.saver;
-  bool oom = pair.source != "predicted";
+  const bool earlier_oom = pair.source == kOomBeforeSource;
+  bool oom = pair.source != "predicted" && !earlier_oom;
   Option o;
   o.changes = s.move->changes;
   o.lever_id = s.move->lever_id;
@@ -104,7 +105,9 @@ Option SaverOption(const ScoringContext& ctx, const PairChoice& pair) {
   o.order = s.order;
   std::string why = oom ? DiagnosisText(ctx, "oom")
                         : pair.hungry.lever_id + " [" + DescribeChanges(pair.hungry.changes) +
-                              "] is predicted not to fit";
+                              (earlier_oom ? "] ran out of memory from an earlier recipe and is "
+                                             "not predicted to need clearly less now"
+                                           : "] is predicted not to fit");
   o.rationale = why + " → " + s.move->lever_id + " [" + MoveText(*s.move) + "] saves " +
                 Percent(-s.memory) + " memory (needs " + Percent(-pair.needed_saving) +
                 ") so that " + pair.hungry.lever_id + " [" +
@@ -390,7 +393,14 @@ Result<Proposal> HeuristicAgent::Propose(const CampaignView& view) {
       // is predicted to need clearly less than it was where it failed.
       if (!BlockedOnlyByOutOfMemory(ctx.tried, view.leader, m.changes)) continue;
       MoveEstimate e = EstimateMove(ctx, m, static_cast<int>(i));
-      if (!e.predicted_peak_gib || TouchesBanned(ctx.tried, m.changes, peak, e.predicted_peak_gib)) continue;
+      if (!e.predicted_peak_gib ||
+          TouchesBanned(ctx.tried, m.changes, peak, e.predicted_peak_gib)) {
+        // Still out of memory by what the model can tell: not proposed alone, but a saver may
+        // bring it back (pairs.h).
+        e.feasible = false;
+        e.oom_banned = true;
+        e.note = "ran out of memory before, and is not predicted to need clearly less now";
+      }
       all.push_back(e);
       continue;
     }

@@ -40,6 +40,18 @@ bool Contains(const std::vector<Change>& all, const std::vector<Change>& part) {
   return true;
 }
 
+// Contains, with each change also from the same value: the same change in the same context of its
+// own key (EP 8 -> 1 is not EP 2 -> 1: the experts a rank gains differ fourfold).
+bool ContainsFromSame(const std::vector<Change>& all, const std::vector<Change>& part) {
+  for (const Change& p : part) {
+    bool found = false;
+    for (const Change& c : all)
+      found = found || (c.key == p.key && c.from == p.from && c.to == p.to);
+    if (!found) return false;
+  }
+  return true;
+}
+
 // Pairs with this hungry change that already ran out of memory: how many, and the largest saving
 // (most negative relative change) their savers brought.
 struct FailedPairs {
@@ -50,7 +62,7 @@ struct FailedPairs {
 FailedPairs FailedPairsFor(const CampaignView& v, const std::vector<Change>& hungry) {
   FailedPairs f;
   for (const CandidateRecord& r : v.history) {
-    if (!IsOom(r) || !IsPair(r) || !Contains(r.changes, hungry)) continue;
+    if (!IsOom(r) || !IsPair(r) || !ContainsFromSame(r.changes, hungry)) continue;
     ++f.count;
     double saved = r.agent_meta.value("saver_memory", 0.0);
     f.best_saving = std::min(f.best_saving, saved);
@@ -77,7 +89,7 @@ bool KeysDisjoint(const std::vector<Change>& a, const std::vector<Change>& b) {
 }
 
 // The OOMed changes re-based on the leader; empty when the leader already moved one of those
-// keys elsewhere.
+// keys elsewhere (that value's return is PredictedHungry's, as a move the ban holds back).
 std::vector<Change> Rebase(const Recipe& leader, const std::vector<Change>& changes) {
   std::vector<Change> out;
   for (const Change& c : changes) {
@@ -136,10 +148,22 @@ std::vector<Hungry> OomHungry(const ScoringContext& relaxed) {
   return out;
 }
 
-std::vector<Hungry> PredictedHungry(const ScoringContext& ctx,
+// `relaxed`: ctx without the out-of-memory floors of numeric keys.
+std::vector<Hungry> PredictedHungry(const ScoringContext& ctx, const ScoringContext& relaxed,
                                     const std::vector<MoveEstimate>& estimates) {
   std::vector<Hungry> out;
   for (const MoveEstimate& e : estimates) {
+    // A change whose value ran out of memory from another recipe comes back after a saver, from a
+    // proven overflow, valued and sized without the floor its own failure set; any other ban
+    // keeps it out.
+    if (e.oom_banned) {
+      if (!BlockedOnlyByOutOfMemory(ctx.tried, ctx.view->leader, e.move->changes)) continue;
+      MoveEstimate r = EstimateMove(relaxed, *e.move, e.order);
+      if (r.memory <= 0 || !r.predicted_peak_gib || r.gain <= 0) continue;
+      out.push_back({*e.move, r.gain, NeededSaving(*ctx.view, r, true), kOomBeforeSource,
+                     HungryPeak(*ctx.view, r, true)});
+      continue;
+    }
     if (e.feasible || e.memory <= 0 || !e.predicted_peak_gib || e.gain <= 0) continue;
     if (TouchesBanned(ctx.tried, e.move->changes)) continue;
     // Only moves the memory prediction ruled out; a value at or above an OOM stays out.
@@ -186,7 +210,7 @@ std::optional<PairChoice> BestPair(const ScoringContext& ctx,
   ScoringContext relaxed = ctx;
   relaxed.oom_at.clear();  // because a pair exists to lift exactly that limit
   std::vector<Hungry> hungry = OomHungry(relaxed);
-  std::vector<Hungry> predicted = PredictedHungry(ctx, estimates);
+  std::vector<Hungry> predicted = PredictedHungry(ctx, relaxed, estimates);
   hungry.insert(hungry.end(), predicted.begin(), predicted.end());
   std::optional<PairChoice> best;
   for (const Hungry& h : hungry) {

@@ -2,8 +2,12 @@
 //
 // Pairs: how the heuristic gets a memory-hungry win that does not fit. A "hungry" change is
 //   (a) a change that ran out of memory (from history, re-based on the leader, and still one of
-//       the stack's legal moves from it), or
-//   (b) a legal move whose predicted peak exceeds the memory limit (scoring.h).
+//       the stack's legal moves from it),
+//   (b) a legal move whose predicted peak exceeds the memory limit (scoring.h), or
+//   (c) a legal move to a value that ran out of memory from another recipe, whose ban the memory
+//       model does not lift (MoveEstimate::oom_banned): also a follow-up's failure, after kept
+//       moves took the key elsewhere (EP 8 -> 1 failed after its saver; the leader is at EP 2, and
+//       EP 2 -> 1 needs a saver of its own). Sized as a proven overflow, like (a).
 // A pair is one feasible memory-saving legal move (the "saver") together with a hungry change,
 // when the saver's predicted saving covers the hungry change's overshoot:
 //   (a) the OOM proves the peak reached at least the device memory, so the saver must bring it
@@ -22,8 +26,8 @@
 // change that failed comes back: never alone, only after its remedy. Keys of the two must not
 // overlap; a saver must save at least kMinSaving. When a follow-up (or, in campaigns recorded
 // before follow-ups, a pair proposed as one candidate) runs out of memory, the next saver for that
-// change must save ten points more than that one's saver did; after two such failures the hungry
-// change is not paired again.
+// change (the same key from the same value to the same value) must save ten points more than that
+// one's saver did; after two such failures the hungry change is not paired again.
 #ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_PAIRS_H_
 #define ATTUNE_PLUGINS_AGENTS_HEURISTIC_PAIRS_H_
 
@@ -40,6 +44,9 @@ inline constexpr double kPairConfidence = 0.8;
 // rather than a catalog prior: the saving is then a computation, not a guess.
 inline constexpr double kModelledPairConfidence = 0.9;
 inline constexpr double kMinSaving = 0.05;  // a saver that saves less is not credible
+// PairChoice::source of a hungry change that ran out of memory from another recipe (its value,
+// not this change from the leader) and that the model does not predict to need clearly less now.
+inline constexpr const char* kOomBeforeSource = "out of memory before";
 
 struct PairChoice {
   const MoveEstimate* saver = nullptr;  // points into the `estimates` passed to BestPair

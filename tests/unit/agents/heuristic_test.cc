@@ -519,6 +519,58 @@ TEST_CASE("after a follow-up runs out of memory the next saver for it must save 
   CHECK(follow_ups <= 2);
 }
 
+TEST_CASE(
+    "a value that ran out of memory after its saver is paired again once a kept move moved its key",
+    "[agents][heuristic]") {
+  CampaignView view = MakeView(60.0);
+  // The distributed optimizer was measured as the saver for micro-batch 1 -> 4, which then ran out
+  // of memory from it.
+  Proposal saver;
+  saver.lever_id = "distributed_optimizer";
+  saver.changes = {{"--use-distributed-optimizer", std::nullopt, std::string("")}};
+  saver.meta = {{"levers", {"distributed_optimizer"}},
+                {"saver_memory", -0.125},
+                {"then",
+                 {{"lever_id", "micro_batch_size"},
+                  {"changes", {{{"key", "--micro-batch-size"}, {"from", "1"}, {"to", "4"}}}},
+                  {"gain", 0.1}}}};
+  Record(&view, saver, "within_noise", std::nullopt, 1.0);
+  Proposal follow;
+  follow.base_id = "c001";
+  follow.lever_id = "micro_batch_size";
+  follow.changes = {{"--micro-batch-size", std::string("1"), std::string("4")}};
+  follow.meta = {{"follow_up_of", "c001"}, {"levers", {"micro_batch_size"}}};
+  Record(&view, follow, "failed", FailureKind::kOom);
+  // Kept moves have since taken the key to 2 and changed another setting: micro-batch 2 -> 4 from
+  // there is another change, in another memory context, and the pair's recipe is untried.
+  Proposal kept;
+  kept.lever_id = "micro_batch_size";
+  kept.changes = {{"--micro-batch-size", std::string("1"), std::string("2")}};
+  Record(&view, kept, "new_leader", std::nullopt, 1.05);
+  Proposal other;
+  other.lever_id = "attention_backend";
+  other.changes = {{"--attention-backend", std::nullopt, std::string("flash")}};
+  Record(&view, other, "new_leader", std::nullopt, 1.05);
+  std::erase_if(view.legal_moves, [](const attune::Move& m) {
+    return m.lever_id != "micro_batch_size" && m.lever_id != "distributed_optimizer";
+  });
+  // Before: the ban of micro-batch 4 hid 2 -> 4 from the pairing for good (the follow-up's own
+  // failure is a pair's, which only tightens later pairs of the same change).
+  Proposal p = Ask(view);
+  REQUIRE_FALSE(p.done);
+  CHECK(p.lever_id == "distributed_optimizer");
+  CHECK(p.changes.size() == 1);
+  CHECK(p.meta.value("pair_source", "") == "out of memory before");
+  REQUIRE(p.meta.contains("then"));
+  auto then = attune::ChangesFromJson(p.meta["then"]["changes"]);
+  REQUIRE(then.ok());
+  REQUIRE(then->size() == 1);
+  CHECK((*then)[0].key == "--micro-batch-size");
+  CHECK((*then)[0].from == std::optional<std::string>("2"));
+  CHECK((*then)[0].to == std::optional<std::string>("4"));
+  CHECK(p.rationale.find("ran out of memory from an earlier recipe") != std::string::npos);
+}
+
 // The id of the last candidate recorded.
 std::string saver_id(const CampaignView& view) { return view.history.back().candidate_id; }
 
