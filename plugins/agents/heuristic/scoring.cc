@@ -430,6 +430,17 @@ MoveShape ShapeOf(const std::vector<Change>& changes, const Lever* lever,
   return shape;
 }
 
+namespace {
+
+// True when a larger value of `lever_id`'s keys uses more memory (its catalog memory prior is
+// positive: a batch size), so that setting one where it was absent is a move up.
+bool GrowsWithValue(const ScoringContext& ctx, const std::string& lever_id) {
+  auto lever = ctx.levers.find(lever_id);
+  return lever != ctx.levers.end() && lever->second->expected_memory > 0;
+}
+
+}  // namespace
+
 ScoringContext MakeScoringContext(const CampaignView& view) {
   ScoringContext ctx;
   ctx.view = &view;
@@ -451,8 +462,17 @@ ScoringContext MakeScoringContext(const CampaignView& view) {
   for (const CandidateRecord& r : view.history) {
     if (!r.failure || r.failure->kind != FailureKind::kOom) continue;
     for (const Change& c : r.changes) {
-      std::optional<double> from = Number(c.from), to = Number(c.to);
-      if (!from || !to || *to <= *from) continue;
+      // From an absent key: from what the stack says absence means (a config's own batch size).
+      // Where no move of the view says it any more (the leader has set the key since), a lever
+      // whose larger values use more memory (a batch size) read the failure as a move up.
+      std::optional<std::string> from_text = c.from;
+      if (!from_text) {
+        auto d = ctx.defaults.find(c.key);
+        if (d != ctx.defaults.end()) from_text = d->second;
+      }
+      std::optional<double> from = Number(from_text), to = Number(c.to);
+      if (!to) continue;
+      if (from_text ? (!from || *to <= *from) : !GrowsWithValue(ctx, r.lever_id)) continue;
       auto it = ctx.oom_at.find(c.key);
       if (it == ctx.oom_at.end() || *to < it->second) ctx.oom_at[c.key] = *to;
     }

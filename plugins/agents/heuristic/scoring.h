@@ -49,7 +49,8 @@
 // speed is modelled, blended with measurements of the same change, and its relevance is 1.
 // A move is infeasible (never proposed) when it uses memory and its predicted peak exceeds
 // kMemoryLimit of device memory (a move that uses none is not: the leader ran at that peak), or it
-// moves a numeric key forward to a value at or above one that already ran out of memory, or with
+// moves a numeric key forward to a value at or above one that already ran out of memory (a move
+// from an absent key read from what the stack says absence means, Move::defaults), or with
 // PP>1 when a larger micro-batch would grow the pipeline bubble more than it gains.
 #ifndef ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_
 #define ATTUNE_PLUGINS_AGENTS_HEURISTIC_SCORING_H_

@@ -318,6 +318,52 @@ TEST_CASE("a change from an absent key reads its direction from what the stack s
         ShapeOf({{"--expert-tensor-parallel-size", std::nullopt, "8"}}, &etp).direction);
 }
 
+TEST_CASE(
+    "an out-of-memory failure from an absent numeric key sets the floor unless absent means more",
+    "[agents][scoring]") {
+  attune::CampaignView view = attune::testing::MakeView(40.0);
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = "micro_batch_size";
+  r.changes = {{"--micro-batch-size", std::nullopt, "4"}};  // the config's own size, overridden
+  r.outcome = attune::Outcome::kFailed;
+  r.failure = Failed(attune::FailureKind::kOom);
+  view.history.push_back(r);
+  // Absent meaning 8, 8 -> 4 was a move down: no floor from it.
+  for (Move& m : view.legal_moves) m.defaults.erase("--micro-batch-size");
+  view.legal_moves.front().defaults["--micro-batch-size"] = "8";
+  CHECK(MakeScoringContext(view).oom_at.count("--micro-batch-size") == 0);
+  // Not knowing what absent means (no move of the view says it once the leader sets the key), a
+  // move that set the key reads as a move up, as ShapeOf reads it: 4 and above ran out.
+  view.legal_moves.front().defaults.erase("--micro-batch-size");
+  REQUIRE(MakeScoringContext(view).oom_at.count("--micro-batch-size") == 1);
+  // Not so for a size whose larger values save memory: ETP 1 that ran out of memory where absent
+  // meant TP 2 must not rule out ETP 2 later.
+  view.levers.push_back({"expert_tensor_parallel",
+                         "",
+                         {"--expert-tensor-parallel-size"},
+                         {"communication"},
+                         0.03,
+                         -0.1,
+                         true});
+  attune::CandidateRecord etp = r;
+  etp.candidate_id = "c002";
+  etp.lever_id = "expert_tensor_parallel";
+  etp.changes = {{"--expert-tensor-parallel-size", std::nullopt, "1"}};
+  view.history.push_back(etp);
+  CHECK(MakeScoringContext(view).oom_at.count("--expert-tensor-parallel-size") == 0);
+  // The stack says absent is 2 (an AutoModel config's local batch size): 4 and above ran out.
+  view.legal_moves.front().defaults["--micro-batch-size"] = "2";
+  auto ctx = MakeScoringContext(view);
+  REQUIRE(ctx.oom_at.count("--micro-batch-size") == 1);
+  CHECK(ctx.oom_at.at("--micro-batch-size") == Approx(4));
+  Move eight{"micro_batch_size", {{"--micro-batch-size", "2", "8"}}, "", {}, {}};
+  auto e = EstimateMove(ctx, eight, 0);
+  CHECK_FALSE(e.feasible);
+  CHECK(e.note.find("at or above a value that ran out of memory") != std::string::npos);
+}
+
 TEST_CASE("launch overhead is read from the time of a micro-batch, not from their number",
           "[agents][scoring]") {
   // 64 micro-batches of size 1 (GBS 512 over 8 data-parallel ranks).
