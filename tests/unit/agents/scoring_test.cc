@@ -45,6 +45,19 @@ attune::CandidateRecord MicroBatchDoubling(const attune::CampaignView& view, att
   return r;
 }
 
+// c001: `changes` of `lever_id` from the baseline, failed with `kind`.
+attune::CandidateRecord FailedRecord(const std::string& lever_id, std::vector<Change> changes,
+                                     attune::FailureKind kind) {
+  attune::CandidateRecord r;
+  r.candidate_id = "c001";
+  r.base_id = "baseline";
+  r.lever_id = lever_id;
+  r.changes = std::move(changes);
+  r.outcome = attune::Outcome::kFailed;
+  r.failure = Failed(kind);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("a move's direction follows switches, numbers and the catalog's orders",
@@ -205,14 +218,10 @@ TEST_CASE("a failed move bans its lever's change but not the companion that came
   attune::CampaignView view = attune::testing::MakeView(30.0);
   view.levers.push_back({"tensor_parallel", "", {"--tensor-model-parallel-size"},
                          {"memory_pressure"}, -0.05, -0.35, true});
-  attune::CandidateRecord r;
-  r.candidate_id = "c001";
-  r.base_id = "baseline";
-  r.lever_id = "tensor_parallel";
-  r.changes = {{"--tensor-model-parallel-size", std::nullopt, "2"},
-               {"env:CUDA_DEVICE_MAX_CONNECTIONS", std::nullopt, "1"}};
-  r.outcome = attune::Outcome::kFailed;
-  r.failure = Failed(attune::FailureKind::kConfigError);
+  attune::CandidateRecord r = FailedRecord("tensor_parallel",
+                                           {{"--tensor-model-parallel-size", std::nullopt, "2"},
+                                            {"env:CUDA_DEVICE_MAX_CONNECTIONS", std::nullopt, "1"}},
+                                           attune::FailureKind::kConfigError);
   view.history.push_back(r);
   auto tried = attune::agents::CollectTried(view);
   CHECK(tried.banned.count({"--tensor-model-parallel-size", "2"}) == 1);
@@ -224,13 +233,8 @@ TEST_CASE("a failed move bans its lever's change but not the companion that came
 TEST_CASE("a change that ran out of memory is banned only until a base has freed memory",
           "[agents][history]") {
   attune::CampaignView view = attune::testing::MakeView(30.0);  // the baseline peaks at 30 GiB
-  attune::CandidateRecord r;
-  r.candidate_id = "c001";
-  r.base_id = "baseline";
-  r.lever_id = "micro_batch_size";
-  r.changes = {{"--micro-batch-size", "1", "4"}};
-  r.outcome = attune::Outcome::kFailed;
-  r.failure = Failed(attune::FailureKind::kOom);
+  attune::CandidateRecord r = FailedRecord("micro_batch_size", {{"--micro-batch-size", "1", "4"}},
+                                           attune::FailureKind::kOom);
   view.history.push_back(r);
   auto tried = attune::agents::CollectTried(view);
   CHECK(tried.banned.count({"--micro-batch-size", "4"}) == 0);
@@ -256,13 +260,8 @@ TEST_CASE("a change that ran out of memory is banned only until a base has freed
 TEST_CASE("an infrastructure failure bans no change but its recipe counts as tried",
           "[agents][history]") {
   attune::CampaignView view = attune::testing::MakeView(30.0);
-  attune::CandidateRecord r;
-  r.candidate_id = "c001";
-  r.base_id = "baseline";
-  r.lever_id = "micro_batch_size";
-  r.changes = {{"--micro-batch-size", "1", "2"}};
-  r.outcome = attune::Outcome::kFailed;
-  r.failure = Failed(attune::FailureKind::kNodeFailure);
+  attune::CandidateRecord r = FailedRecord("micro_batch_size", {{"--micro-batch-size", "1", "2"}},
+                                           attune::FailureKind::kNodeFailure);
   r.failure->infrastructure = true;
   view.history.push_back(r);
   auto tried = attune::agents::CollectTried(view);
@@ -322,13 +321,9 @@ TEST_CASE(
     "an out-of-memory failure from an absent numeric key sets the floor unless absent means more",
     "[agents][scoring]") {
   attune::CampaignView view = attune::testing::MakeView(40.0);
-  attune::CandidateRecord r;
-  r.candidate_id = "c001";
-  r.base_id = "baseline";
-  r.lever_id = "micro_batch_size";
-  r.changes = {{"--micro-batch-size", std::nullopt, "4"}};  // the config's own size, overridden
-  r.outcome = attune::Outcome::kFailed;
-  r.failure = Failed(attune::FailureKind::kOom);
+  // The config's own size, overridden.
+  attune::CandidateRecord r = FailedRecord(
+      "micro_batch_size", {{"--micro-batch-size", std::nullopt, "4"}}, attune::FailureKind::kOom);
   view.history.push_back(r);
   // Absent meaning 8, 8 -> 4 was a move down: no floor from it.
   for (Move& m : view.legal_moves) m.defaults.erase("--micro-batch-size");
