@@ -140,13 +140,13 @@ std::vector<std::string> SandboxArgv(const CaptureOptions& o, const std::string&
   // a script checks that its checkpoint or data folder exists before it launches.
   std::vector<std::string> given = o.args;
   for (const auto& [name, value] : o.env) given.push_back(value);
-  std::error_code exists_ec;
+  std::error_code ec;
   for (const auto& path : given) {
     // Only a plain path strictly inside /tmp or /var/tmp that neither holds nor lies in the
     // scratch folder (binding /tmp itself would hide the sandbox's own folders).
     if (!UnderTmp(path) || path == "/tmp" || path == "/var/tmp" ||
         fs::path(path).lexically_normal().string() != path || path.rfind(scratch, 0) == 0 ||
-        scratch.rfind(path + "/", 0) == 0 || !fs::exists(path, exists_ec)) {
+        scratch.rfind(path + "/", 0) == 0 || !fs::exists(path, ec)) {
       continue;
     }
     if (shown.insert(path).second) argv.insert(argv.end(), {"--ro-bind", path, path});
@@ -154,7 +154,6 @@ std::vector<std::string> SandboxArgv(const CaptureOptions& o, const std::string&
   for (const auto& w : writable) argv.insert(argv.end(), {"--bind", w.copy, w.path});
   // The interpreter itself, where the stub can run it for an installed Python tool.
   if (!real_python.empty()) argv.insert(argv.end(), {"--ro-bind", real_python, scratch + "/real-python"});
-  std::error_code ec;
   for (const auto& dir : kBinDirs) {
     if (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec)) continue;
     for (const auto& name : StubbedCommands()) {

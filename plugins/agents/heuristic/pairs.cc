@@ -31,22 +31,16 @@ bool IsPair(const CandidateRecord& r) {
          r.agent_meta["levers"].size() > 1;
 }
 
-bool Contains(const std::vector<Change>& all, const std::vector<Change>& part) {
+// True when every change of `part` is in `all` (the same key to the same value), and from the same
+// value too when `same_from`: the same change in the same context of its own key (EP 8 -> 1 is
+// not EP 2 -> 1: the experts a rank gains differ fourfold).
+bool Contains(const std::vector<Change>& all, const std::vector<Change>& part,
+              bool same_from = false) {
   for (const Change& p : part) {
     bool found = false;
-    for (const Change& c : all) found = found || (c.key == p.key && c.to == p.to);
-    if (!found) return false;
-  }
-  return true;
-}
-
-// Contains, with each change also from the same value: the same change in the same context of its
-// own key (EP 8 -> 1 is not EP 2 -> 1: the experts a rank gains differ fourfold).
-bool ContainsFromSame(const std::vector<Change>& all, const std::vector<Change>& part) {
-  for (const Change& p : part) {
-    bool found = false;
-    for (const Change& c : all)
-      found = found || (c.key == p.key && c.from == p.from && c.to == p.to);
+    for (const Change& c : all) {
+      found = found || (c.key == p.key && c.to == p.to && (!same_from || c.from == p.from));
+    }
     if (!found) return false;
   }
   return true;
@@ -62,7 +56,7 @@ struct FailedPairs {
 FailedPairs FailedPairsFor(const CampaignView& v, const std::vector<Change>& hungry) {
   FailedPairs f;
   for (const CandidateRecord& r : v.history) {
-    if (!IsOom(r) || !IsPair(r) || !ContainsFromSame(r.changes, hungry)) continue;
+    if (!IsOom(r) || !IsPair(r) || !Contains(r.changes, hungry, /*same_from=*/true)) continue;
     ++f.count;
     double saved = r.agent_meta.value("saver_memory", 0.0);
     f.best_saving = std::min(f.best_saving, saved);
@@ -154,10 +148,9 @@ std::vector<Hungry> PredictedHungry(const ScoringContext& ctx, const ScoringCont
   std::vector<Hungry> out;
   for (const MoveEstimate& e : estimates) {
     // A change whose value ran out of memory from another recipe comes back after a saver, from a
-    // proven overflow, valued and sized without the floor its own failure set; any other ban
-    // keeps it out.
+    // proven overflow, valued and sized without the floor its own failure set (oom_banned is only
+    // set where the out-of-memory ban is the one ban it touches).
     if (e.oom_banned) {
-      if (!BlockedOnlyByOutOfMemory(ctx.tried, ctx.view->leader, e.move->changes)) continue;
       MoveEstimate r = EstimateMove(relaxed, *e.move, e.order);
       if (r.memory <= 0 || !r.predicted_peak_gib || r.gain <= 0) continue;
       out.push_back({*e.move, r.gain, NeededSaving(*ctx.view, r, true), kOomBeforeSource,

@@ -108,8 +108,9 @@ struct MoveEstimate {
   // recipe: its effect bounds this move's gain.
   std::string capped_by;
   bool feasible = true;
-  // Its change ran out of memory before and the model does not predict clearly less now
-  // (history.h): never proposed alone, only after a saver (pairs.h). Not feasible.
+  // Its change ran out of memory before, that is the only ban it touches, and the model does not
+  // predict clearly less now (history.h): never proposed alone, only after a saver (pairs.h).
+  // Not feasible.
   bool oom_banned = false;
   std::string note;        // why infeasible, or what the history did
 };
