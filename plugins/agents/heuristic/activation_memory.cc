@@ -137,7 +137,7 @@ std::optional<double> ActivationBytes(const Recipe& r, const std::map<std::strin
     const double chunks = std::min((vpp - 1) * pp + 1, micro_batches * vpp);
     last = chunks * ChunkBytes(per_token, rc, last_layers / vpp);
   }
-  const double vocab = NumberOr(r, "--vocab-size", 0);
+  const double vocab = VocabSize(r, defaults).value_or(0);
   last += vocab / std::max(1, s.tp) * 6.0;
   return tokens * std::max(first, last);
 }

@@ -27,7 +27,7 @@ bool PlacesLayers(const Recipe& recipe) {
 double OutputLayerInLayers(const Recipe& recipe, const std::map<std::string, std::string>& defaults) {
   if (PlacesLayers(recipe)) return 0;
   std::optional<LayerWeights> w = ReadLayerWeights(recipe, defaults);
-  std::optional<double> vocab = PositiveFlag(recipe, defaults, "--vocab-size");
+  std::optional<double> vocab = VocabSize(recipe, defaults);
   if (!w || !vocab) return 0;
   const double seq = PositiveFlag(recipe, defaults, "--seq-length").value_or(0);
   return w->hidden * *vocab / (w->ActivePerLayer() + seq * w->hidden);
@@ -37,7 +37,7 @@ double MoeOutputLayerInLayers(const Recipe& recipe, const std::map<std::string, 
                               const ClusterInfo& cluster, double tokens_per_s_per_gpu) {
   const double flops_ratio = OutputLayerInLayers(recipe, defaults);
   std::optional<LayerWeights> w = ReadLayerWeights(recipe, defaults);
-  std::optional<double> vocab = PositiveFlag(recipe, defaults, "--vocab-size");
+  std::optional<double> vocab = VocabSize(recipe, defaults);
   std::optional<double> peak = AssumedBf16Peak(cluster);
   if (flops_ratio <= 0 || !w || w->experts <= 0 || !vocab || !peak || tokens_per_s_per_gpu <= 0) {
     return flops_ratio;

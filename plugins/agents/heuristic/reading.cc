@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "attune/support/tokenizers.h"
 #include "comm_estimate.h"
 
 namespace attune::agents {
@@ -156,6 +157,16 @@ std::optional<double> PositiveFlag(const Recipe& recipe,
   std::optional<long long> n = ParseInt(v);
   if (!n || *n <= 0) return std::nullopt;
   return static_cast<double>(*n);
+}
+
+std::optional<double> VocabSize(const Recipe& recipe,
+                                const std::map<std::string, std::string>& defaults) {
+  if (std::optional<double> given = PositiveFlag(recipe, defaults, "--vocab-size")) return given;
+  std::optional<std::string> type = GetValue(recipe, "--tokenizer-type");
+  if (!type) return std::nullopt;
+  std::optional<long> known = support::MegatronTokenizerVocab(*type);
+  if (!known) return std::nullopt;
+  return static_cast<double>(*known);
 }
 
 std::optional<int> RecipeShape::MicroBatches() const {

@@ -55,6 +55,11 @@ std::optional<double> PositiveFlag(const Recipe& recipe,
                                    const std::map<std::string, std::string>& defaults,
                                    const std::string& key);
 
+// The recipe's vocabulary: --vocab-size, else the one its --tokenizer-type implies
+// (support::MegatronTokenizerVocab); std::nullopt when neither says.
+std::optional<double> VocabSize(const Recipe& recipe,
+                                const std::map<std::string, std::string>& defaults);
+
 // How much more than the mean routed load the busiest of `ep` expert-parallel ranks carries when
 // each holds experts/ep experts (0 without expert parallelism); see ReadMoe in reading.cc.
 double MoeBusiestExcess(int experts, int ep);

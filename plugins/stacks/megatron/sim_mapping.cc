@@ -1,16 +1,16 @@
 #include "sim_mapping.h"
 
-#include <set>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "attune/support/tokenizers.h"
 #include "sim_rules.h"
 
 namespace attune::megatron {
@@ -87,7 +87,11 @@ void ReadModel(FlagReader& r, SimSetup* s) {
   m.seq_length = r.Int("--seq-length", 0);
   m.untied_embeddings = r.Switch("--untie-embeddings-and-output-weights");
   m.learned_positions = r.Str("--position-embedding-type", "learned_absolute") == "learned_absolute";
-  m.vocab_unpadded = r.Int("--vocab-size", 50257);
+  // Without --vocab-size the tokenizer sets it; where its type does not say (the size is in a file
+  // the simulated job cannot read), GPT-2's.
+  m.vocab_unpadded =
+      r.Int("--vocab-size",
+            support::MegatronTokenizerVocab(r.Str("--tokenizer-type", "")).value_or(50257));
   m.experts = r.Int("--num-experts", 0);
   m.topk = r.Int("--moe-router-topk", 2);
   m.moe_ffn_hidden = r.Int("--moe-ffn-hidden-size", m.ffn_hidden);

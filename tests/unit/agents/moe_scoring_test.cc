@@ -360,3 +360,29 @@ TEST_CASE("a MoE recipe's output layer weighs what the measured rate says, when 
   CHECK(attune::agents::MoeOutputLayerInLayers(dense, {}, view.cluster, 1000) ==
         Approx(attune::agents::OutputLayerInLayers(dense, {})));
 }
+
+TEST_CASE("without --vocab-size the output layer is sized by the tokenizer type",
+          "[agents][scoring]") {
+  // Megatron-LM's Mixtral example names --tokenizer-type Llama2Tokenizer and no --vocab-size: the
+  // output layer is Llama 2's 32,000 tokens, not nothing. h = 4096, s = 4096; the layers' active
+  // weights are what ReadLayerWeights counts.
+  Recipe r = attune::testing::BaseRecipe();
+  r.args.push_back({"--num-layers", {"32"}});
+  r.args.push_back({"--hidden-size", {"4096"}});
+  r.args.push_back({"--num-attention-heads", {"32"}});
+  r.args.push_back({"--seq-length", {"4096"}});
+  r.args.push_back({"--tokenizer-type", {"Llama2Tokenizer"}});
+  REQUIRE(attune::agents::VocabSize(r, {}) == std::optional<double>(32000));
+  const double llama = attune::agents::OutputLayerInLayers(r, {});
+  CHECK(llama > 0.1);
+  Recipe given = r;
+  given.args.push_back({"--vocab-size", {"64000"}});
+  CHECK(attune::agents::OutputLayerInLayers(given, {}) == Approx(2 * llama));
+  // A tokenizer whose vocabulary is in a file says nothing: no output layer is assumed.
+  Recipe hf = r;
+  for (auto& arg : hf.args) {
+    if (arg.flag == "--tokenizer-type") arg.values = {"HuggingFaceTokenizer"};
+  }
+  CHECK_FALSE(attune::agents::VocabSize(hf, {}).has_value());
+  CHECK(attune::agents::OutputLayerInLayers(hf, {}) == 0);
+}

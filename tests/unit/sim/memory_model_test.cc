@@ -66,6 +66,22 @@ TEST_CASE("parameters on one GPU count layers over TP and the vocabulary shard",
   CHECK(pc.first_stage_per_gpu == Approx(50995200.0));
 }
 
+TEST_CASE("without --vocab-size the tokenizer type sets the vocabulary", "[sim][memory]") {
+  // Llama2Tokenizer loads Llama 2's 32,000-piece model: a multiple of 256 already. A tokenizer
+  // whose size is in a file the job cannot read keeps GPT-2's 50,257, padded to 50,432.
+  TrainingSetup llama =
+      Setup(TinyGpt({{"--vocab-size", "<absent>"}, {"--tokenizer-type", "Llama2Tokenizer"}}));
+  CHECK(llama.model.vocab_unpadded == 32000);
+  CHECK(llama.model.vocab == 32000);
+  TrainingSetup hf =
+      Setup(TinyGpt({{"--vocab-size", "<absent>"}, {"--tokenizer-type", "HuggingFaceTokenizer"}}));
+  CHECK(hf.model.vocab == 50432);
+  // A given --vocab-size wins over the tokenizer's.
+  TrainingSetup given =
+      Setup(TinyGpt({{"--vocab-size", "128256"}, {"--tokenizer-type", "Llama2Tokenizer"}}));
+  CHECK(given.model.vocab_unpadded == 128256);
+}
+
 TEST_CASE("the distributed optimizer shards 12 of 18 bytes per parameter over DP", "[sim][memory]") {
   // DP = 8 / TP 2 = 4: 2 (bf16 param) + 4 (fp32 grad) + 12/4 (master, m, v) = 9 bytes/param;
   // without it 18 bytes/param.
