@@ -55,7 +55,18 @@ Status ValidateForCluster(const Knowledge& knowledge, const Recipe& recipe,
                           const ClusterInfo& cluster) {
   std::vector<Violation> violations = Violations(recipe, cluster);
   for (auto& v : DeviceViolations(knowledge.levers, recipe, cluster)) violations.push_back(std::move(v));
+  for (auto& u : UnknownArguments(knowledge.arguments, recipe)) {
+    violations.push_back({"args.known", std::move(u.message)});
+  }
   return ViolationsToStatus(violations);
+}
+
+ConstraintInfo ArgumentsConstraint() {
+  return {
+      "args.known",
+      "every flag of a recipe run by one of Megatron-LM's training scripts is an argument of some "
+      "Megatron-LM release (stacks/megatron/arguments.txt) or declared in the stack's "
+      "extra_arguments option: argparse stops the script on any other"};
 }
 
 ConstraintInfo DeviceConstraint() {

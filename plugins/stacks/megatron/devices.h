@@ -28,12 +28,14 @@ bool LeverRunsOn(const LeverSpec& spec, DeviceKind kind);
 std::vector<Violation> DeviceViolations(const std::vector<LeverSpec>& levers, const Recipe& recipe,
                                         const ClusterInfo& cluster);
 
-// ValidateRecipe's combination rules plus DeviceViolations, in one InvalidArgument message.
+// ValidateRecipe's combination rules, DeviceViolations and the flags that are no Megatron-LM
+// argument (UnknownArguments, rule "args.known"), in one InvalidArgument message.
 Status ValidateForCluster(const Knowledge& knowledge, const Recipe& recipe,
                           const ClusterInfo& cluster);
 
-// The device rule in words, for Describe().
+// The device and argument rules in words, for Describe().
 ConstraintInfo DeviceConstraint();
+ConstraintInfo ArgumentsConstraint();
 
 }  // namespace attune::megatron
 

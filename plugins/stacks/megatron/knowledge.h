@@ -9,14 +9,14 @@
 #ifndef ATTUNE_PLUGINS_STACKS_MEGATRON_KNOWLEDGE_H_
 #define ATTUNE_PLUGINS_STACKS_MEGATRON_KNOWLEDGE_H_
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "arguments.h"
 #include "attune/metrics.h"
 #include "attune/stack.h"
 #include "attune/status.h"
@@ -105,6 +105,9 @@ struct Knowledge {
   std::vector<LeverSpec> levers;
   ObjectiveSpec objective;
   TriageSpec triage;
+  // Megatron-LM's command-line arguments (arguments.txt; MegatronStack::Open loads it). Empty for
+  // knowledge loaded without it (the slime stack's): no flag is then checked against it.
+  KnownArguments arguments;
 };
 
 // Loads the three files from `dir` (".../stacks/megatron"). Errors carry file:line:col.

@@ -107,14 +107,27 @@ MegatronStack::MegatronStack(Knowledge knowledge) : knowledge_(std::move(knowled
   for (const auto& spec : knowledge_.levers) levers_.push_back(spec.lever);
 }
 
-Result<std::unique_ptr<MegatronStack>> MegatronStack::Open(const std::string& data_dir) {
-  ATTUNE_ASSIGN_OR_RETURN(Knowledge k, LoadKnowledge(data_dir + "/stacks/megatron"));
+Result<std::unique_ptr<MegatronStack>> MegatronStack::Open(const std::string& data_dir,
+                                                           const nlohmann::json& options) {
+  const std::string dir = data_dir + "/stacks/megatron";
+  ATTUNE_ASSIGN_OR_RETURN(Knowledge k, LoadKnowledge(dir));
+  ATTUNE_ASSIGN_OR_RETURN(k.arguments, LoadArguments(dir + "/arguments.txt"));
+  if (options.is_object() && options.contains("extra_arguments")) {
+    for (const auto& flag : options["extra_arguments"])
+      k.arguments.extra.insert(flag.get<std::string>());
+  }
   return std::make_unique<MegatronStack>(std::move(k));
 }
 
 Result<Recipe> MegatronStack::ImportLaunch(std::string_view script, std::vector<std::string>* unknown) const {
   try {
-    return ImportLaunchScript(script, unknown);
+    Result<Recipe> recipe = ImportLaunchScript(script, unknown);
+    // Placed in the recipe as written, but the training script would refuse it: say so now.
+    if (recipe.ok() && unknown != nullptr) {
+      for (auto& u : UnknownArguments(knowledge_.arguments, *recipe))
+        unknown->push_back(std::move(u.message));
+    }
+    return recipe;
   } catch (const std::exception& e) {
     return Status::Internal(std::string("megatron: ImportLaunch failed: ") + e.what());
   }
@@ -212,6 +225,8 @@ nlohmann::json MegatronStack::Describe() const {
   for (const auto& c : ConstraintCatalog()) constraints.push_back({{"id", c.id}, {"rule", c.text}});
   ConstraintInfo device = DeviceConstraint();
   constraints.push_back({{"id", device.id}, {"rule", device.text}});
+  ConstraintInfo arguments = ArgumentsConstraint();
+  constraints.push_back({{"id", arguments.id}, {"rule", arguments.text}});
   nlohmann::json triage = nlohmann::json::array();
   for (const auto& s : knowledge_.triage.signatures) {
     triage.push_back({{"id", s.id}, {"kind", FailureKindName(s.kind)}, {"regex", s.pattern},
@@ -235,7 +250,7 @@ Result<std::unique_ptr<Plugin>> Create(const PluginContext& context) {
     return Status::InvalidArgument("megatron: no data directory (PluginContext::data_dir or ATTUNE_DATA_DIR) "
                                    "to load stacks/megatron/*.yaml from");
   }
-  ATTUNE_ASSIGN_OR_RETURN(auto stack, MegatronStack::Open(dir));
+  ATTUNE_ASSIGN_OR_RETURN(auto stack, MegatronStack::Open(dir, context.config));
   return std::unique_ptr<Plugin>(std::move(stack));
 }
 

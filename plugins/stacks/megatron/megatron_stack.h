@@ -19,8 +19,10 @@ class MegatronStack final : public Stack {
  public:
   explicit MegatronStack(Knowledge knowledge);
 
-  // Loads the knowledge from `data_dir`/stacks/megatron.
-  static Result<std::unique_ptr<MegatronStack>> Open(const std::string& data_dir);
+  // Loads the knowledge from `data_dir`/stacks/megatron; `options` are the stack's `with:`
+  // (kOptionsSchema, already validated).
+  static Result<std::unique_ptr<MegatronStack>> Open(
+      const std::string& data_dir, const nlohmann::json& options = nlohmann::json::object());
 
   std::string Name() const override { return "megatron"; }
   const std::vector<Lever>& Levers() const override { return levers_; }

@@ -8,7 +8,7 @@
 
 namespace attune::megatron {
 
-// The megatron stack's options (none).
+// The megatron stack's options: `extra_arguments`, flags beyond stacks/megatron/arguments.txt.
 extern const char kOptionsSchema[];
 
 }  // namespace attune::megatron

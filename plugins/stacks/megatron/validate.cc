@@ -203,6 +203,15 @@ Found GbsDivisible(const Recipe& r, const RecipeView& v, const ClusterInfo&) {
          "*" + S(v.dp) + " = " + S(unit) + "; choose an MBS (or DP) that divides it";
 }
 
+// Megatron-LM's step batch-size schedule ("0:16 2.4B:320 ... 12B:1536") sets the global batch
+// itself; since it replaced --rampup-batch-size, parse_args refuses an explicit one beside it.
+Found ScheduleOrGbs(const Recipe& r, const RecipeView&, const ClusterInfo&) {
+  if (!Has(r, "--step-batch-size-schedule") || !Has(r, "--global-batch-size")) return std::nullopt;
+  return "--step-batch-size-schedule and --global-batch-size are both set: Megatron-LM stops with "
+         "\"Cannot specify both --step-batch-size-schedule and --global-batch-size\"; remove one "
+         "of them";
+}
+
 Found ExpertsEp(const Recipe&, const RecipeView& v, const ClusterInfo&) {
   if (v.ep <= 1 && v.etp <= 1) return std::nullopt;
   if (v.ep > 1 && !v.experts) return "EP " + S(v.ep) + " needs --num-experts; remove EP";
@@ -457,6 +466,7 @@ const std::vector<Rule>& Rules() {
       {{"sp.seq_divisible_tp", "with SP, (seq/CP) % TP == 0"}, SpSeqTp},
       {{"batch.mbs_required", "--micro-batch-size is set and positive"}, MbsRequired},
       {{"batch.gbs_divisible", "GBS % (MBS*DP) == 0 and GBS >= MBS*DP"}, GbsDivisible},
+      {{"batch.schedule_or_gbs", "--step-batch-size-schedule and --global-batch-size are not both set"}, ScheduleOrGbs},
       {{"moe.experts_ep", "EP needs --num-experts and num_experts % EP == 0"}, ExpertsEp},
       {{"moe.requires_experts", "EP communication overlap needs --num-experts"}, MoeFlagsNeedExperts},
       {{"moe.bias_etp", "MoE with bias needs ETP == 1"}, MoeBiasEtp},

@@ -93,8 +93,9 @@ TEST_CASE("Describe lists levers, objective rules, conditions and constraints", 
   CHECK(j["objective"]["objective"].size() >= 10);
   CHECK(j["objective"]["conditional"][0].contains("refuse_if"));
   CHECK(j["objective"]["fail_closed"]["id"] == "fail_closed.unknown_key");
-  // The code's combination rules plus dev.gpu_only, which reads the lever data (devices_test.cc).
-  CHECK(j["constraints"].size() == ConstraintCatalog().size() + 1);
+  // The code's combination rules plus dev.gpu_only, which reads the lever data (devices_test.cc),
+  // and args.known, which reads the argument list (arguments_test.cc).
+  CHECK(j["constraints"].size() == ConstraintCatalog().size() + 2);
   CHECK(j["triage"].size() == Stack().knowledge().triage.signatures.size());
 }
 
@@ -149,6 +150,8 @@ TEST_CASE("every combination rule refuses with its rule id", "[megatron][validat
       {"sp.seq_divisible_tp", {{"--seq-length", V("4095")}}},
       {"batch.mbs_required", {{"--micro-batch-size", std::nullopt}}},
       {"batch.gbs_divisible", {{"--global-batch-size", V("250")}}},
+      // Megatron-LM's own GPT-3 example gives both (examples/gpt3 at d98e8a64).
+      {"batch.schedule_or_gbs", {{"--step-batch-size-schedule", V("0:16 2.4B:320 12B:1536")}}},
       {"moe.experts_ep", {{"--expert-model-parallel-size", V("3")}}, true},
       {"moe.requires_experts", {{"--overlap-moe-expert-parallel-comm", V("")}}},
       {"moe.bias_etp", {{"--disable-bias-linear", std::nullopt}, {"--expert-tensor-parallel-size", V("2")}}, true},
