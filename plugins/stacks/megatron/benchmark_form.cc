@@ -2,6 +2,8 @@
 #include "benchmark_form.h"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <string>
 
 #include "recipe_view.h"
@@ -57,9 +59,75 @@ Result<Recipe> ProfiledRecipe(const Recipe& form, int world_size, const std::str
   return out;
 }
 
-Result<Recipe> BenchmarkRecipe(const Recipe& recipe) {
+namespace {
+
+// "2.4B" -> 2.4e9; std::nullopt when it is not a number with an optional K/M/B/T suffix.
+std::optional<double> Threshold(std::string text) {
+  double scale = 1;
+  const std::string suffixes = "KMBT";  // 1e3, 1e6, 1e9, 1e12
+  if (size_t at = text.empty() ? std::string::npos : suffixes.find(text.back());
+      at != std::string::npos) {
+    scale = std::pow(1e3, static_cast<double>(at + 1));
+    text.pop_back();
+  }
+  if (text.empty() || text.find_first_not_of("0123456789.") != std::string::npos) {
+    return std::nullopt;
+  }
+  try {
+    return std::stod(text) * scale;
+  } catch (...) {
+    return std::nullopt;  // "1.2.3"
+  }
+}
+
+// The batch of the schedule's last step (the largest threshold).
+Result<long> ScheduleFinalBatch(const std::string& schedule) {
+  std::istringstream in(schedule);
+  std::string step;
+  std::optional<double> last_threshold;
+  long batch = 0;
+  while (in >> step) {
+    size_t colon = step.find(':');
+    std::optional<double> threshold =
+        colon == std::string::npos ? std::nullopt : Threshold(step.substr(0, colon));
+    std::string size = colon == std::string::npos ? "" : step.substr(colon + 1);
+    if (!threshold || size.empty() || size.find_first_not_of("0123456789") != std::string::npos ||
+        size.size() > 12) {
+      return Status::InvalidArgument(
+          "--step-batch-size-schedule '" + schedule + "': step '" + step +
+          "' is not THRESHOLD:BATCH (a number with an optional K, M, B or T "
+          "suffix, a colon, an integer batch)");
+    }
+    if (!last_threshold || *threshold >= *last_threshold) {
+      last_threshold = threshold;
+      batch = std::stol(size);
+    }
+  }
+  if (!last_threshold || batch <= 0) {
+    return Status::InvalidArgument("--step-batch-size-schedule '" + schedule +
+                                   "' has no step with a positive batch");
+  }
+  return batch;
+}
+
+}  // namespace
+
+Result<Recipe> SteadyBatch(const Recipe& recipe) {
   Recipe out = recipe;
-  const std::optional<long> planned = PlannedIterations(recipe);
+  if (Has(recipe, "--rampup-batch-size")) {
+    ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--rampup-batch-size", std::nullopt));
+  }
+  if (std::optional<std::string> schedule = StrArg(recipe, "--step-batch-size-schedule")) {
+    ATTUNE_ASSIGN_OR_RETURN(long batch, ScheduleFinalBatch(*schedule));
+    ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--step-batch-size-schedule", std::nullopt));
+    ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--global-batch-size", std::to_string(batch)));
+  }
+  return out;
+}
+
+Result<Recipe> BenchmarkRecipe(const Recipe& recipe) {
+  ATTUNE_ASSIGN_OR_RETURN(Recipe out, SteadyBatch(recipe));
+  const std::optional<long> planned = PlannedIterations(out);
   if (!planned || *planned > kBenchmarkIterations) {
     ATTUNE_RETURN_IF_ERROR(SetValue(&out, "--exit-interval", std::to_string(kBenchmarkIterations)));
   }

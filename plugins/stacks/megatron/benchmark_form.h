@@ -12,6 +12,14 @@
 //   --eval-iters 0       no evaluation, neither periodic nor at the end of training
 // A recipe that already stops within kBenchmarkIterations keeps its length. The recipe that is
 // recorded, compared and shipped keeps every one of these settings.
+//
+// One change is not run control: a batch-size ramp (--rampup-batch-size, or
+// --step-batch-size-schedule) is replaced by the batch it ends at (SteadyBatch). A run spends all
+// but its first steps there, while a benchmark of kBenchmarkIterations would never leave the
+// ramp's first batch (GPT-3's 16 of 1,536 sequences): it would time, and tune, a batch the run
+// hardly trains at. The stack's CheckBenchmarkForm holds the form to the recipe with its batch
+// steadied, so nothing else may differ; the gate compares candidates with the baseline as recipes,
+// ramp and all, and their paired losses between forms that are steadied alike.
 #ifndef ATTUNE_PLUGINS_STACKS_MEGATRON_BENCHMARK_FORM_H_
 #define ATTUNE_PLUGINS_STACKS_MEGATRON_BENCHMARK_FORM_H_
 
@@ -28,6 +36,12 @@ namespace attune::megatron {
 inline constexpr long kBenchmarkIterations = 50;
 
 Result<Recipe> BenchmarkRecipe(const Recipe& recipe);
+
+// `recipe` without its batch-size ramp: --rampup-batch-size removed (--global-batch-size is where
+// it ends); --step-batch-size-schedule replaced by --global-batch-size of its last step's batch.
+// The recipe itself when it has no ramp. InvalidArgument when the schedule does not parse
+// ("THRESHOLD:BATCH ...", thresholds with an optional K/M/B/T suffix).
+Result<Recipe> SteadyBatch(const Recipe& recipe);
 
 // Iterations `recipe` runs when nothing stops it early (--train-iters, or --train-samples over a
 // fixed global batch, cut by --exit-interval); std::nullopt when it cannot be told.

@@ -164,6 +164,19 @@ Result<Recipe> MegatronStack::BenchmarkForm(const Recipe& recipe) const {
   return BenchmarkRecipe(recipe);
 }
 
+GateVerdict MegatronStack::CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const {
+  // The form runs the recipe's steady batch (benchmark_form.h); everything else is held as a
+  // candidate would be.
+  Result<Recipe> steady = SteadyBatch(recipe);
+  if (!steady.ok()) {
+    GateVerdict refused;
+    refused.rule_id = "fail_closed.batch_ramp";
+    refused.reason = steady.status().message();
+    return refused;
+  }
+  return CheckObjective(*steady, form);
+}
+
 Result<Recipe> MegatronStack::ProfileForm(const Recipe& form, const std::string& trace_dir) const {
   return ProfiledRecipe(form, form.topology.WorldSize(), trace_dir);
 }

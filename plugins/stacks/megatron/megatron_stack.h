@@ -32,6 +32,7 @@ class MegatronStack final : public Stack {
   GateVerdict CheckObjective(const Recipe& baseline, const Recipe& candidate) const override;
   Result<LaunchSpec> RenderLaunch(const Recipe& recipe) const override;
   Result<Recipe> BenchmarkForm(const Recipe& recipe) const override;
+  GateVerdict CheckBenchmarkForm(const Recipe& recipe, const Recipe& form) const override;
   std::optional<int64_t> BenchmarkLength(const Recipe& form) const override;
   Result<Recipe> ProfileForm(const Recipe& form, const std::string& trace_dir) const override;
   Result<sim::ParallelPlan> SimulationPlan(const Recipe& recipe, const ClusterInfo& cluster,

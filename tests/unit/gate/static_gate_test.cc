@@ -208,6 +208,44 @@ TEST_CASE("the megatron benchmark form measures sample-based and unbounded recip
   CHECK_FALSE(stack->BenchmarkLength(samples).has_value());  // a ramped batch: unknown length
 }
 
+TEST_CASE("the megatron benchmark form runs a batch-size ramp's final batch", "[gate][benchmark]") {
+  // A 50-iteration job would never leave the ramp's first batch: it times the batch the run
+  // trains at from its first step instead.
+  auto stack = MegatronStack();
+  Recipe ramp = Production();
+  REQUIRE(SetValue(&ramp, "--rampup-batch-size", "16 16 5859375").ok());
+  auto run = stack->BenchmarkForm(ramp);
+  REQUIRE(run.ok());
+  CHECK_FALSE(GetValue(*run, "--rampup-batch-size").has_value());
+  CHECK(GetValue(*run, "--global-batch-size") == GetValue(ramp, "--global-batch-size"));
+  CHECK(GetValue(*run, "--exit-interval") == "50");
+  CHECK(CheckBenchmarkForm(*stack, ramp, *run).ok());
+  // Megatron-LM's step schedule (its GPT-3 example's): the batch of the last step, whatever the
+  // order the steps are written in.
+  Recipe schedule = Production();
+  REQUIRE(SetValue(&schedule, "--global-batch-size", std::nullopt).ok());
+  const std::string steps = "0:16 2.4B:320 12B:1536 4.8B:624";
+  REQUIRE(SetValue(&schedule, "--step-batch-size-schedule", steps).ok());
+  run = stack->BenchmarkForm(schedule);
+  REQUIRE(run.ok());
+  CHECK_FALSE(GetValue(*run, "--step-batch-size-schedule").has_value());
+  CHECK(GetValue(*run, "--global-batch-size") == "1536");
+  CHECK(CheckBenchmarkForm(*stack, schedule, *run).ok());
+  // Only the ramp may go: anything else the form changed is still refused, and so is a form that
+  // kept a ramp's first batch.
+  Recipe other = *run;
+  REQUIRE(SetValue(&other, "--lr", "1e-3").ok());
+  CHECK_FALSE(CheckBenchmarkForm(*stack, schedule, other).ok());
+  Recipe first_batch = *run;
+  REQUIRE(SetValue(&first_batch, "--global-batch-size", "16").ok());
+  CHECK_FALSE(CheckBenchmarkForm(*stack, schedule, first_batch).ok());
+  // A schedule that does not parse is an error that names it.
+  REQUIRE(SetValue(&schedule, "--step-batch-size-schedule", "0:16 later:1536").ok());
+  auto bad = stack->BenchmarkForm(schedule);
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("'later:1536' is not THRESHOLD:BATCH"));
+}
+
 TEST_CASE("a benchmark form that would train another model or resize the job is refused", "[gate][benchmark]") {
   auto stack = MegatronStack();
   const Recipe prod = Production();
