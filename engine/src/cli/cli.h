@@ -94,10 +94,11 @@ Result<std::unique_ptr<PluginHost>> LoadPlugins(const Env& env,
 // The context for plugin objects created by the CLI (no campaign).
 PluginContext CliPluginContext(const Env& env);
 
-// Loads the plugins and creates stack `name` (libraries are never unloaded, so the stack may
-// outlive the host).
+// Loads the plugins and creates stack `name` with the options `with` (a workflow's `stack: {with:
+// ...}`; none by default). Libraries are never unloaded, so the stack may outlive the host.
 Result<std::unique_ptr<Stack>> CreateStack(const Env& env, const std::string& name,
-                                           const std::vector<std::string>& extra_paths);
+                                           const std::vector<std::string>& extra_paths,
+                                           const nlohmann::json& with = nlohmann::json::object());
 
 Result<std::string> ReadTextFile(const std::string& path);
 

@@ -28,8 +28,10 @@ int RunValidate(const std::vector<std::string>& args, Env& env) {
   // The stack's rules on the recipe as written (its own topology, no device): what `run` would
   // refuse before spending anything, found here. The launcher's devices are checked by `run`,
   // which opens the launcher; validating opens nothing that touches a cluster.
-  ATTUNE_ASSIGN_OR_RETURN_CODE(auto stack, CreateStack(env, workflow->stack.name, p.GetList("plugin-path")),
-                               env, "validate", json);
+  ATTUNE_ASSIGN_OR_RETURN_CODE(
+      auto stack,
+      CreateStack(env, workflow->stack.name, p.GetList("plugin-path"), workflow->stack.with), env,
+      "validate", json);
   if (Status s = stack->Validate(workflow->recipe, ClusterInfo{}); !s.ok()) {
     return ReportError(env, "validate",
                        Status::InvalidArgument(workflow->recipe_path + ": " + s.message() +

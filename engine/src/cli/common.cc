@@ -53,9 +53,12 @@ PluginContext CliPluginContext(const Env& env) {
 }
 
 Result<std::unique_ptr<Stack>> CreateStack(const Env& env, const std::string& name,
-                                           const std::vector<std::string>& extra_paths) {
+                                           const std::vector<std::string>& extra_paths,
+                                           const nlohmann::json& with) {
   ATTUNE_ASSIGN_OR_RETURN(auto host, LoadPlugins(env, extra_paths));
-  return host->CreateStack(name, CliPluginContext(env));
+  PluginContext context = CliPluginContext(env);
+  context.config = with;
+  return host->CreateStack(name, context);
 }
 
 Result<std::string> ReadTextFile(const std::string& path) {

@@ -102,6 +102,34 @@ TEST_CASE("validate of a broken workflow exits 2 with file:line:col and a sugges
   CHECK_THAT(o.err, Catch::Contains(wf + ":3:1: sed: unknown key 'sed' (did you mean 'seed'?)"));
 }
 
+TEST_CASE("validate refuses a misspelt Megatron flag unless the workflow declares it", "[cli]") {
+  // The quick start's recipe with one flag misspelt; Megatron-LM's argparse would stop on it.
+  Scratch s;
+  std::string recipe =
+      testing::ReadWholeFile(std::string(ATTUNE_SOURCE_DIR) + "/workflows/recipes/minigpt.yaml");
+  const std::string good = "[--global-batch-size, ";
+  REQUIRE(recipe.find(good) != std::string::npos);
+  recipe.replace(recipe.find(good), good.size(), "[--global-batch-sise, ");
+  s.Write("minigpt.yaml", recipe);
+  std::string quickstart =
+      testing::ReadWholeFile(std::string(ATTUNE_SOURCE_DIR) + "/workflows/quickstart.yaml");
+  quickstart.replace(quickstart.find("recipe: recipes/minigpt.yaml"),
+                     std::string("recipe: recipes/minigpt.yaml").size(), "recipe: minigpt.yaml");
+  std::string wf = s.Write("wf.yaml", quickstart);
+  Outcome refused = Attune(s, "validate '" + wf + "'");
+  CHECK(refused.code == 2);
+  CHECK_THAT(refused.err,
+             Catch::Contains("args.known: --global-batch-sise is not an argument of Megatron-LM") &&
+                 Catch::Contains("did you mean --global-batch-size?"));
+  // Declared as an argument of the user's Megatron-LM: the stack gets the workflow's options.
+  quickstart.replace(quickstart.find("stack: megatron"), std::string("stack: megatron").size(),
+                     "stack: {name: megatron, with: {extra_arguments: [--global-batch-sise]}}");
+  wf = s.Write("wf.yaml", quickstart);
+  Outcome declared = Attune(s, "validate '" + wf + "'");
+  INFO(declared.err);
+  CHECK(declared.code == 0);
+}
+
 TEST_CASE("verify passes an intact log and reports a flipped byte with exit 1", "[cli]") {
   Scratch s;
   std::string dir = s.Path("campaign");
