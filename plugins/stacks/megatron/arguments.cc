@@ -2,41 +2,16 @@
 #include "arguments.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "attune/support/names.h"
 
 namespace attune::megatron {
 namespace {
 
 constexpr const char* kRevisionsLine = "# Revisions read:";
-
-// Optimal string alignment distance (Levenshtein with adjacent transpositions), stopping early
-// once every path exceeds `limit`.
-size_t EditDistance(const std::string& a, const std::string& b, size_t limit) {
-  const size_t n = a.size(), m = b.size();
-  if ((n > m ? n - m : m - n) > limit) return limit + 1;
-  std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1));
-  for (size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (size_t i = 1; i <= n; ++i) {
-    size_t row_min = d[i][0];
-    for (size_t j = 1; j <= m; ++j) {
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-      row_min = std::min(row_min, d[i][j]);
-    }
-    if (row_min > limit) return limit + 1;
-  }
-  return d[n][m];
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 }  // namespace
 
@@ -94,7 +69,7 @@ std::string MegatronTrainingScript(const Recipe& recipe) {
                                                  "pretrain_mamba.py", "pretrain_bert.py",
                                                  "pretrain_t5.py"};
   for (const std::string& part : recipe.entry) {
-    std::string name = BaseName(part);
+    std::string name = std::filesystem::path(part).filename().string();
     if (kScripts.count(name)) return name;
   }
   return "";
@@ -104,18 +79,8 @@ std::string NearestArgument(const KnownArguments& known, const std::string& flag
   std::string dashed = flag;
   std::replace(dashed.begin(), dashed.end(), '_', '-');
   if (dashed != flag && (known.flags.count(dashed) || known.extra.count(dashed))) return dashed;
-  // A few edits, fewer for short names: one in "--fp16"-sized flags, up to three in long ones.
-  const size_t limit = std::clamp<size_t>(dashed.size() / 8, 1, 3);
-  std::string best;
-  size_t best_distance = limit + 1;
-  for (const std::string& candidate : known.flags) {
-    size_t d = EditDistance(dashed, candidate, limit);
-    if (d < best_distance) {
-      best_distance = d;
-      best = candidate;
-    }
-  }
-  return best;
+  return support::NearestName(dashed,
+                              std::vector<std::string>(known.flags.begin(), known.flags.end()));
 }
 
 std::vector<UnknownArgument> UnknownArguments(const KnownArguments& known, const Recipe& recipe) {

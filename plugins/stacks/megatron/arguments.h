@@ -39,8 +39,8 @@ Result<KnownArguments> LoadArguments(const std::string& path);
 // own.
 std::string MegatronTrainingScript(const Recipe& recipe);
 
-// The known flag nearest to `flag` (underscores read as dashes; at most a few edits away,
-// relative to its length), or "" when none is near.
+// The known flag nearest to `flag` (underscores read as dashes; support::NearestName's notion of
+// a plausible typo), or "" when none is near.
 std::string NearestArgument(const KnownArguments& known, const std::string& flag);
 
 struct UnknownArgument {

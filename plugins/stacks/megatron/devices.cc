@@ -51,10 +51,16 @@ std::vector<Violation> DeviceViolations(const std::vector<LeverSpec>& levers, co
   return out;
 }
 
-Status ValidateForCluster(const Knowledge& knowledge, const Recipe& recipe,
-                          const ClusterInfo& cluster) {
+std::vector<Violation> ClusterViolations(const Knowledge& knowledge, const Recipe& recipe,
+                                         const ClusterInfo& cluster) {
   std::vector<Violation> violations = Violations(recipe, cluster);
   for (auto& v : DeviceViolations(knowledge.levers, recipe, cluster)) violations.push_back(std::move(v));
+  return violations;
+}
+
+Status ValidateForCluster(const Knowledge& knowledge, const Recipe& recipe,
+                          const ClusterInfo& cluster) {
+  std::vector<Violation> violations = ClusterViolations(knowledge, recipe, cluster);
   for (auto& u : UnknownArguments(knowledge.arguments, recipe)) {
     violations.push_back({"args.known", std::move(u.message)});
   }

@@ -28,8 +28,13 @@ bool LeverRunsOn(const LeverSpec& spec, DeviceKind kind);
 std::vector<Violation> DeviceViolations(const std::vector<LeverSpec>& levers, const Recipe& recipe,
                                         const ClusterInfo& cluster);
 
-// ValidateRecipe's combination rules, DeviceViolations and the flags that are no Megatron-LM
-// argument (UnknownArguments, rule "args.known"), in one InvalidArgument message.
+// ValidateRecipe's combination rules and DeviceViolations: what a legal move must not violate.
+std::vector<Violation> ClusterViolations(const Knowledge& knowledge, const Recipe& recipe,
+                                         const ClusterInfo& cluster);
+
+// ClusterViolations and the flags that are no Megatron-LM argument (UnknownArguments, rule
+// "args.known"), in one InvalidArgument message: Stack::Validate. Moves need not repeat the
+// argument check: they change only lever keys, which are Megatron-LM arguments (arguments_test).
 Status ValidateForCluster(const Knowledge& knowledge, const Recipe& recipe,
                           const ClusterInfo& cluster);
 

@@ -155,7 +155,7 @@ std::vector<Move> EnumerateMoves(const Knowledge& knowledge, const Recipe& recip
       if (!changes) continue;
       Recipe next = recipe;
       if (!ApplyChanges(&next, *changes).ok()) continue;
-      if (!ValidateForCluster(knowledge, next, cluster).ok()) continue;
+      if (!ClusterViolations(knowledge, next, cluster).empty()) continue;
       // Megatron takes a one-stage virtual pipeline as none: a virtual-pipeline value that leaves
       // the stages a rank holds as they were changes nothing.
       const bool virtual_pipeline = !spec.lever.keys.empty() &&

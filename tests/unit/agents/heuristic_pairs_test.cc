@@ -42,6 +42,9 @@ CampaignView AfterSaver(const std::string& outcome, double speedup, Proposal* fi
   return view;
 }
 
+// The id of the last candidate recorded.
+std::string LastCandidate(const CampaignView& view) { return view.history.back().candidate_id; }
+
 }  // namespace
 
 TEST_CASE("after an out-of-memory failure the heuristic proposes a memory-saving lever",
@@ -231,9 +234,6 @@ TEST_CASE(
   CHECK(p.rationale.find("ran out of memory from an earlier recipe") != std::string::npos);
 }
 
-// The id of the last candidate recorded.
-std::string saver_id(const CampaignView& view) { return view.history.back().candidate_id; }
-
 TEST_CASE("when exploring, a measured saver's follow-up pays no repeat cost for its lever",
           "[agents][heuristic]") {
   CampaignView view = MakeView(40.0);
@@ -260,7 +260,7 @@ TEST_CASE("when exploring, a measured saver's follow-up pays no repeat cost for 
   // The saver is slower, so the follow-up is worth less than the noise band against the leader,
   // and another candidate was measured since (the follow-up is no longer due at once).
   Record(&view, saver, "slower", std::nullopt, 0.97);
-  const std::string saver_candidate = saver_id(view);
+  const std::string saver_candidate = LastCandidate(view);
   Proposal between;
   between.lever_id = "overlap_grad_reduce";
   between.changes = {{"--overlap-grad-reduce", std::nullopt, ""}};
@@ -281,7 +281,7 @@ TEST_CASE("the change a saver made room for comes right after it, before better-
   Proposal first;
   CampaignView view = AfterSaver("slower", 0.97, &first);
   Proposal next = Ask(view);
-  CHECK(next.base_id == saver_id(view));
+  CHECK(next.base_id == LastCandidate(view));
   CHECK(next.changes == first.changes);
   CHECK(next.rationale.find("at once") != std::string::npos);
   // Much slower, the follow-up is worth nothing against the leader: it waits its turn.

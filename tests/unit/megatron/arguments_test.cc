@@ -83,6 +83,31 @@ TEST_CASE("a recipe of known flags passes, and other programs' flags are not che
   CHECK(UnknownArguments(Known(), With(DenseRecipe(), "--zero-stage", "1")).size() == 1);
 }
 
+TEST_CASE("every lever key is a Megatron-LM argument", "[megatron][arguments]") {
+  // Legal moves change only lever keys and are not checked against the list one by one
+  // (ClusterViolations): a lever key outside it would make every candidate that sets it invalid.
+  int keys = 0;
+  for (const LeverSpec& spec : Stack().knowledge().levers) {
+    for (const std::string& key : spec.lever.keys) {
+      if (key.rfind("--", 0) != 0) continue;  // env:NAME
+      CAPTURE(spec.lever.id, key);
+      CHECK(Known().flags.count(key) == 1);
+      ++keys;
+    }
+  }
+  CHECK(keys >= 30);  // 36 command-line keys in levers.yaml today
+  // Nor the keys a move's companions set (--sequence-parallel with --tp-comm-overlap, ...).
+  for (const Recipe& r : {DenseRecipe(), testing::MoeRecipe()}) {
+    for (const Move& m : Stack().LegalMoves(r, H100())) {
+      for (const Change& c : m.changes) {
+        if (c.key.rfind("--", 0) != 0) continue;
+        CAPTURE(m.lever_id, c.key);
+        CHECK(Known().flags.count(c.key) == 1);
+      }
+    }
+  }
+}
+
 TEST_CASE("extra_arguments declares flags the list lacks", "[megatron][arguments]") {
   auto opened =
       MegatronStack::Open(ATTUNE_SOURCE_DIR, {{"extra_arguments", {"--global-batch-sise"}}});
