@@ -288,3 +288,20 @@ TEST_CASE("the change a saver made room for comes right after it, before better-
   Proposal slow_first;
   CHECK_FALSE(Ask(AfterSaver("slower", 0.8, &slow_first)).meta.contains("follow_up_of"));
 }
+
+TEST_CASE("a saver that became the leader leaves the change after it to wait its turn",
+          "[agents][heuristic]") {
+  // Faster on its own, the saver is the leader: its follow-up is a move from the leader like any
+  // other, ranked by its estimate, and is not pushed ahead of the others "at once".
+  Proposal first;
+  CampaignView view = AfterSaver("new_leader", 1.1, &first);
+  REQUIRE(view.leader_id == LastCandidate(view));
+  Proposal next = Ask(view);
+  REQUIRE_FALSE(next.done);
+  CHECK(next.rationale.find("at once") == std::string::npos);
+  CHECK(next.base_id.empty());
+  // The same saver measured within noise is still followed at once.
+  Proposal again;
+  CHECK(Ask(AfterSaver("within_noise", 1.0, &again)).rationale.find("at once") !=
+        std::string::npos);
+}
