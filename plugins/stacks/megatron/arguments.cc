@@ -15,7 +15,15 @@ constexpr const char* kRevisionsLine = "# Revisions read:";
 
 }  // namespace
 
-Result<KnownArguments> ParseArguments(const std::string& text, const std::string& source) {
+bool KnownArguments::Knows(const std::string& flag) const {
+  if (flags.count(flag) || extra.count(flag)) return true;
+  return std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) {
+    return flag.size() > p.size() && flag.rfind(p, 0) == 0;
+  });
+}
+
+Result<KnownArguments> ParseArguments(const std::string& text, const std::string& source,
+                                      const std::string& tool) {
   KnownArguments out;
   std::istringstream in(text);
   std::string line;
@@ -35,28 +43,32 @@ Result<KnownArguments> ParseArguments(const std::string& text, const std::string
         line.find_first_of(" \t") != std::string::npos) {
       return Status::InvalidArgument(source + ":" + std::to_string(number) +
                                      ": expected one flag such as --global-batch-size, got '" +
-                                     line +
-                                     "'; regenerate the file with tools/megatron_arguments.py");
+                                     line + "'; regenerate the file with " + tool);
+    }
+    if (line.back() == '*') {
+      out.prefixes.insert(line.substr(0, line.size() - 1));
+      continue;
     }
     out.flags.insert(line);
   }
   if (out.flags.empty() || out.first.empty()) {
     return Status::InvalidArgument(source + ": no flags, or no '" + kRevisionsLine +
-                                   "' line; regenerate the file with tools/megatron_arguments.py");
+                                   "' line; regenerate the file with " + tool);
   }
   return out;
 }
 
-Result<KnownArguments> LoadArguments(const std::string& path) {
+Result<KnownArguments> LoadArguments(const std::string& path, const std::string& tool) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::NotFound(path +
                             ": cannot read (is the data directory right? it should hold "
-                            "stacks/megatron/arguments.txt)");
+                            "the file, which " +
+                            tool + " generates)");
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return ParseArguments(text.str(), path);
+  return ParseArguments(text.str(), path, tool);
 }
 
 std::string MegatronTrainingScript(const Recipe& recipe) {
@@ -83,28 +95,34 @@ std::string NearestArgument(const KnownArguments& known, const std::string& flag
                               std::vector<std::string>(known.flags.begin(), known.flags.end()));
 }
 
-std::vector<UnknownArgument> UnknownArguments(const KnownArguments& known, const Recipe& recipe) {
+std::vector<UnknownArgument> UnknownFlags(const KnownArguments& known, const Recipe& recipe,
+                                          const FlagCheck& what) {
   std::vector<UnknownArgument> out;
   if (known.Empty()) return out;
-  const std::string script = MegatronTrainingScript(recipe);
-  if (script.empty()) return out;
   for (const Arg& arg : recipe.args) {
     if (arg.flag.rfind("--", 0) != 0) continue;
-    if (known.flags.count(arg.flag) || known.extra.count(arg.flag)) continue;
+    if (known.Knows(arg.flag)) continue;
     auto seen = [&](const UnknownArgument& u) { return u.flag == arg.flag; };
     if (std::any_of(out.begin(), out.end(), seen)) continue;
-    std::string message = arg.flag + " is not an argument of Megatron-LM's " + script +
-                          " in any release from " + known.first + " to " + known.last +
-                          " (the script would stop with \"error: unrecognized arguments\")";
+    std::string message =
+        arg.flag + " is not an argument of " + what.not_in + " (" + what.consequence + ")";
     std::string nearest = NearestArgument(known, arg.flag);
     if (!nearest.empty()) message += "; did you mean " + nearest + "?";
-    message +=
-        " If your Megatron-LM defines it, declare it in the workflow: stack: {name: megatron, "
-        "with: {extra_arguments: [" +
-        arg.flag + "]}}";
+    message += " If your " + what.project +
+               " defines it, declare it in the workflow: stack: {name: " + what.stack +
+               ", with: {extra_arguments: [" + arg.flag + "]}}";
     out.push_back({arg.flag, message});
   }
   return out;
+}
+
+std::vector<UnknownArgument> UnknownArguments(const KnownArguments& known, const Recipe& recipe) {
+  const std::string script = MegatronTrainingScript(recipe);
+  if (script.empty()) return {};
+  return UnknownFlags(
+      known, recipe,
+      {"Megatron-LM's " + script + " in any release from " + known.first + " to " + known.last,
+       "the script would stop with \"error: unrecognized arguments\"", "Megatron-LM", "megatron"});
 }
 
 }  // namespace attune::megatron

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -75,15 +76,46 @@ SlimeStack::SlimeStack(megatron::Knowledge slime, std::unique_ptr<megatron::Mega
   }
 }
 
-Result<std::unique_ptr<SlimeStack>> SlimeStack::Open(const std::string& data_dir) {
+Result<std::unique_ptr<SlimeStack>> SlimeStack::Open(const std::string& data_dir,
+                                                     const nlohmann::json& options) {
   ATTUNE_ASSIGN_OR_RETURN(megatron::Knowledge slime, megatron::LoadKnowledge(data_dir + "/stacks/slime"));
+  ATTUNE_ASSIGN_OR_RETURN(slime.arguments,
+                          megatron::LoadArguments(data_dir + "/stacks/slime/arguments.txt",
+                                                  "tools/slime_arguments.py"));
+  if (options.is_object() && options.contains("extra_arguments")) {
+    for (const auto& flag : options["extra_arguments"])
+      slime.arguments.extra.insert(flag.get<std::string>());
+  }
   ATTUNE_ASSIGN_OR_RETURN(auto megatron, megatron::MegatronStack::Open(data_dir));
   return std::make_unique<SlimeStack>(std::move(slime), std::move(megatron));
 }
 
+std::vector<megatron::UnknownArgument> SlimeStack::UnknownArguments(const Recipe& recipe) const {
+  const std::string script =
+      recipe.entry.empty() ? "" : std::filesystem::path(recipe.entry.back()).filename().string();
+  if (script != "train.py" && script != "train_async.py") return {};
+  // One list: slime's flags and families, Megatron-LM's flags (train.py builds Megatron's parser
+  // with slime's arguments added), and the flags the workflow declares.
+  megatron::KnownArguments known = slime_.arguments;
+  const megatron::KnownArguments& mcore = megatron_->knowledge().arguments;
+  known.flags.insert(mcore.flags.begin(), mcore.flags.end());
+  return megatron::UnknownFlags(
+      known, recipe,
+      {"slime's " + script + " in any release from " + slime_.arguments.first + " to " +
+           slime_.arguments.last + ", nor of Megatron-LM from " + mcore.first + " to " + mcore.last,
+       "slime parses its arguments with ignore_unknown_args=True: the flag would be dropped "
+       "without a word, and the run would go on with the default",
+       "slime", "slime"});
+}
+
 Result<Recipe> SlimeStack::ImportLaunch(std::string_view script, std::vector<std::string>* unknown) const {
   try {
-    return ImportSlimeScript(script, unknown);
+    Result<Recipe> recipe = ImportSlimeScript(script, unknown);
+    // Placed in the recipe as written, but slime would drop it silently: say so now.
+    if (recipe.ok() && unknown != nullptr) {
+      for (auto& u : UnknownArguments(*recipe)) unknown->push_back(std::move(u.message));
+    }
+    return recipe;
   } catch (const std::exception& e) {
     return Status::Internal(std::string("slime: ImportLaunch failed: ") + e.what());
   }
@@ -92,6 +124,8 @@ Result<Recipe> SlimeStack::ImportLaunch(std::string_view script, std::vector<std
 Status SlimeStack::Validate(const Recipe& recipe, const ClusterInfo& cluster) const {
   try {
     auto violations = SlimeViolations(recipe);
+    for (auto& u : UnknownArguments(recipe))
+      violations.push_back({"args.known", std::move(u.message)});
     if (!violations.empty()) {
       std::string msg = "slime recipe breaks " + std::to_string(violations.size()) + " rule(s):";
       for (const auto& v : violations) msg += "\n  [" + v.rule + "] " + v.message;
@@ -377,7 +411,7 @@ Result<std::unique_ptr<Plugin>> Create(const PluginContext& context) {
     return Status::InvalidArgument("slime: no data directory (PluginContext::data_dir or ATTUNE_DATA_DIR) "
                                    "to load stacks/slime/*.yaml and stacks/megatron/*.yaml from");
   }
-  ATTUNE_ASSIGN_OR_RETURN(auto stack, SlimeStack::Open(dir));
+  ATTUNE_ASSIGN_OR_RETURN(auto stack, SlimeStack::Open(dir, context.config));
   return std::unique_ptr<Plugin>(std::move(stack));
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "arguments.h"
 #include "attune/plugin.h"
 #include "attune/stack.h"
 #include "knowledge.h"
@@ -22,8 +23,10 @@ class SlimeStack final : public Stack {
  public:
   SlimeStack(megatron::Knowledge slime, std::unique_ptr<megatron::MegatronStack> megatron);
 
-  // Loads stacks/slime and stacks/megatron from `data_dir`.
-  static Result<std::unique_ptr<SlimeStack>> Open(const std::string& data_dir);
+  // Loads stacks/slime and stacks/megatron from `data_dir`; `options` are the workflow's
+  // stack.with (options_schema.cc: extra_arguments).
+  static Result<std::unique_ptr<SlimeStack>> Open(const std::string& data_dir,
+                                                  const nlohmann::json& options = nullptr);
 
   std::string Name() const override { return "slime"; }
   const std::vector<Lever>& Levers() const override { return levers_; }
@@ -51,6 +54,12 @@ class SlimeStack final : public Stack {
   nlohmann::json Describe() const override;
 
   const megatron::Knowledge& knowledge() const { return slime_; }
+
+  // The recipe's flags that neither slime's train.py (stacks/slime/arguments.txt) nor Megatron-LM
+  // (stacks/megatron/arguments.txt) defines, nor the workflow declares: slime parses with
+  // ignore_unknown_args=True, so such a flag is dropped without a word (rule "args.known" of
+  // Validate). None for a program other than train.py or train_async.py.
+  std::vector<megatron::UnknownArgument> UnknownArguments(const Recipe& recipe) const;
 
  private:
   megatron::Knowledge slime_;

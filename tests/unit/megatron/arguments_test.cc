@@ -130,6 +130,14 @@ TEST_CASE("a malformed argument list is a clear error", "[megatron][arguments]")
   CHECK(good->first == "r1");
   CHECK(good->last == "r3");
   CHECK(good->flags.size() == 2);
+  // A line ending in '*' is a family of flags; the family's prefix alone is not a flag.
+  auto family = ParseArguments("# Revisions read: r1\n--a\n--sglang-*\n", "arguments.txt");
+  REQUIRE(family.ok());
+  CHECK(family->flags.size() == 1);
+  CHECK(family->Knows("--sglang-mem-fraction-static"));
+  CHECK_FALSE(family->Knows("--sglang-"));
+  CHECK_FALSE(family->Knows("--sglan-mem-fraction-static"));
+  CHECK(family->Knows("--a"));
 }
 
 TEST_CASE("every Megatron recipe the project ships uses known flags", "[megatron][arguments]") {
