@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -34,6 +35,7 @@ std::vector<std::string> SplitOnSpaces(const std::string& s) {
 
 Status ParseArgs(const std::string& source, const YAML::Node& args, Recipe* recipe) {
   if (!args.IsSequence()) return Bad(source, args, "args", "expected a list");
+  std::map<std::string, std::string> seen;  // flag -> where it was first given
   for (size_t i = 0; i < args.size(); ++i) {
     const YAML::Node& item = args[i];
     std::string path = "args[" + std::to_string(i) + "]";
@@ -53,6 +55,20 @@ Status ParseArgs(const std::string& source, const YAML::Node& args, Recipe* reci
                  "expected an argument starting with '--', found '" +
                      (words.empty() ? std::string() : words[0]) + "'");
     }
+    // "--flag=value" is the flag and its value, as argparse reads it.
+    if (size_t eq = words[0].find('='); eq != std::string::npos) {
+      words.insert(words.begin() + 1, words[0].substr(eq + 1));
+      words[0].resize(eq);
+    }
+    // argparse keeps a repeated flag's last value, and every reader of a recipe its first: the
+    // tuner, the gate and a dry run would see one value and the job run with another.
+    if (auto first = seen.find(words[0]); first != seen.end()) {
+      return Bad(source, item, path,
+                 words[0] + " is given again (first at " + first->second +
+                     "); the training script would keep this last value and attune would read "
+                     "the first: keep one");
+    }
+    seen.emplace(words[0], Where(source, item));
     recipe->args.push_back(Arg{words[0], std::vector<std::string>(words.begin() + 1, words.end())});
   }
   return Status::Ok();

@@ -84,6 +84,32 @@ TEST_CASE("a recipe file with an unknown key is refused with its line and column
   CHECK_THAT(r.status().message(), Catch::StartsWith("r.yaml:3:1: argz: unknown key"));
 }
 
+TEST_CASE("an argument given as --flag=value is the flag and its value, as argparse reads it",
+          "[recipe]") {
+  auto r = attune::ParseRecipeYaml(
+      "stack: megatron\nentry: [python3, x.py]\nargs:\n  - --micro-batch-size=2\n"
+      "  - [--lr=1e-4]\n  - --data-path=a b\n",
+      "r.yaml");
+  REQUIRE(r.ok());
+  CHECK(attune::GetValue(*r, "--micro-batch-size") == std::optional<std::string>("2"));
+  CHECK(attune::GetValue(*r, "--lr") == std::optional<std::string>("1e-4"));
+  CHECK(attune::GetValue(*r, "--data-path") == std::optional<std::string>("a b"));
+  CHECK_FALSE(attune::GetValue(*r, "--micro-batch-size=2"));
+}
+
+TEST_CASE("a flag given twice is refused with both places", "[recipe]") {
+  // argparse keeps the last value; every reader of the recipe (tuner, gate, dry run) the first.
+  auto r = attune::ParseRecipeYaml(
+      "stack: megatron\nentry: [python3, x.py]\nargs:\n  - [--micro-batch-size, \"1\"]\n"
+      "  - [--lr, \"1e-4\"]\n  - --micro-batch-size=4\n",
+      "r.yaml");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(),
+             Catch::StartsWith("r.yaml:6:5: args[2]: --micro-batch-size is given again (first at "
+                               "r.yaml:4:5)") &&
+                 Catch::Contains("keep one"));
+}
+
 TEST_CASE("a malformed key is refused", "[recipe]") {
   Recipe r = Sample();
   auto status = attune::SetValue(&r, "micro-batch-size", "2");
