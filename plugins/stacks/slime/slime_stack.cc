@@ -69,6 +69,11 @@ SlimeStack::SlimeStack(megatron::Knowledge slime, std::unique_ptr<megatron::Mega
     : slime_(std::move(slime)), megatron_(std::move(megatron)) {
   triage_ = ComposeTriage(slime_.triage, megatron_->knowledge().triage);
   for (const auto& spec : slime_.levers) levers_.push_back(spec.lever);
+  // One list, built once (every legal move is validated): slime's flags and families, Megatron-LM's
+  // flags (train.py builds Megatron's parser with slime's arguments added) and the declared ones.
+  known_ = slime_.arguments;
+  const megatron::KnownArguments& mcore = megatron_->knowledge().arguments;
+  known_.flags.insert(mcore.flags.begin(), mcore.flags.end());
   for (const auto& lever : megatron_->Levers()) {
     bool owned = false;
     for (const auto& k : lever.keys) owned = owned || SlimeOwnsKey(slime_, k);
@@ -94,13 +99,9 @@ std::vector<megatron::UnknownArgument> SlimeStack::UnknownArguments(const Recipe
   const std::string script =
       recipe.entry.empty() ? "" : std::filesystem::path(recipe.entry.back()).filename().string();
   if (script != "train.py" && script != "train_async.py") return {};
-  // One list: slime's flags and families, Megatron-LM's flags (train.py builds Megatron's parser
-  // with slime's arguments added), and the flags the workflow declares.
-  megatron::KnownArguments known = slime_.arguments;
   const megatron::KnownArguments& mcore = megatron_->knowledge().arguments;
-  known.flags.insert(mcore.flags.begin(), mcore.flags.end());
   return megatron::UnknownFlags(
-      known, recipe,
+      known_, recipe,
       {"slime's " + script + " in any release from " + slime_.arguments.first + " to " +
            slime_.arguments.last + ", nor of Megatron-LM from " + mcore.first + " to " + mcore.last,
        "slime parses its arguments with ignore_unknown_args=True: the flag would be dropped "

@@ -66,6 +66,8 @@ class SlimeStack final : public Stack {
   std::unique_ptr<megatron::MegatronStack> megatron_;
   megatron::TriageSpec triage_;  // slime's, Megatron's, slime's "late.", Megatron's "late." ones
   std::vector<Lever> levers_;    // slime's, then Megatron's levers on keys slime does not own
+  // slime's list, its families and extra flags, with Megatron-LM's flags: what train.py accepts.
+  megatron::KnownArguments known_;
 };
 
 Result<std::unique_ptr<Plugin>> Create(const PluginContext& context);
