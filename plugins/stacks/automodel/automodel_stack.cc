@@ -43,8 +43,13 @@ AutoModelStack::AutoModelStack(Knowledge knowledge) : knowledge_(std::move(knowl
   for (const auto& spec : knowledge_.levers) levers_.push_back(spec.lever);
 }
 
-Result<std::unique_ptr<AutoModelStack>> AutoModelStack::Create(const std::string& data_dir) {
+Result<std::unique_ptr<AutoModelStack>> AutoModelStack::Create(const std::string& data_dir,
+                                                               const nlohmann::json& options) {
   ATTUNE_ASSIGN_OR_RETURN(Knowledge k, LoadKnowledge(data_dir + "/stacks/automodel"));
+  if (options.is_object() && options.contains("extra_sections")) {
+    for (const auto& name : options["extra_sections"])
+      k.extra_sections.insert(name.get<std::string>());
+  }
   return std::unique_ptr<AutoModelStack>(new AutoModelStack(std::move(k)));
 }
 

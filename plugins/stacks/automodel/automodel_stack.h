@@ -17,7 +17,10 @@ namespace attune::automodel {
 class AutoModelStack : public Stack {
  public:
   // Loads the knowledge files from `data_dir`/stacks/automodel.
-  static Result<std::unique_ptr<AutoModelStack>> Create(const std::string& data_dir);
+  // Loads stacks/automodel from `data_dir`; `options` are the workflow's stack.with
+  // (options_schema.cc: extra_sections).
+  static Result<std::unique_ptr<AutoModelStack>> Create(const std::string& data_dir,
+                                                        const nlohmann::json& options = nullptr);
 
   std::string Name() const override { return "automodel"; }
   const std::vector<Lever>& Levers() const override { return levers_; }

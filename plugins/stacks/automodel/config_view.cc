@@ -1,6 +1,9 @@
 #include "config_view.h"
 
 #include <string>
+#include <vector>
+
+#include "attune/support/names.h"
 
 namespace attune::automodel {
 namespace {
@@ -96,6 +99,39 @@ Status CheckSequenceAndCheckpointing(const ConfigView& v, const Mesh& m) {
   return Status::Ok();
 }
 
+// A top-level key no AutoModel release reads, but within a typo of one it does: AutoModel would
+// ignore it without a word and run with that section's defaults (step_schedular: a global batch
+// of 32 and a local batch of 1). Keys far from every section are left alone (a custom recipe may
+// read sections of its own), and so are short ones, where any two names are a typo apart.
+Status CheckSections(const Recipe& recipe, const Knowledge& knowledge) {
+  if (knowledge.sections.empty()) return Status::Ok();
+  std::vector<std::string> keys;
+  if (recipe.config.is_object()) {
+    for (const auto& [key, value] : recipe.config.items()) keys.push_back(key);
+  }
+  for (const Arg& arg : recipe.args) {
+    if (arg.flag.rfind("--", 0) == 0) keys.push_back(arg.flag.substr(2, arg.flag.find('.') - 2));
+  }
+  for (const std::string& key : keys) {
+    if (key.size() < 5 || key[0] == '_' || knowledge.sections.count(key) ||
+        knowledge.extra_sections.count(key)) {
+      continue;
+    }
+    const std::string nearest = support::NearestName(
+        key, std::vector<std::string>(knowledge.sections.begin(), knowledge.sections.end()));
+    if (nearest.empty()) continue;
+    return Violation("config.sections",
+                     "'" + key + "' is not a config section of any AutoModel release from " +
+                         knowledge.sections_first + " to " + knowledge.sections_last +
+                         "; did you mean " + nearest + "? AutoModel would ignore '" + key +
+                         "' without a word and run with " + nearest +
+                         "'s defaults. If your recipe reads it, declare it in the workflow: "
+                         "stack: {name: automodel, with: {extra_sections: [" +
+                         key + "]}}");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::optional<std::string> ConfigView::Get(const std::string& dotted) const {
@@ -151,6 +187,7 @@ Mesh ReadMesh(const ConfigView& v, const Topology& topology) {
 }
 
 Status ValidateRecipe(const Recipe& recipe, const Knowledge& knowledge) {
+  ATTUNE_RETURN_IF_ERROR(CheckSections(recipe, knowledge));
   ConfigView view(recipe, knowledge);
   Mesh m = ReadMesh(view, recipe.topology);
   if (m.strategy != "fsdp2" && m.strategy != "megatron_fsdp" && m.strategy != "ddp") {

@@ -2,11 +2,13 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "attune/recipe.h"
-#include "attune/support/yaml_schema.h"
-
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
+
+#include "attune/recipe.h"
+#include "attune/support/yaml_schema.h"
 
 namespace attune::automodel {
 namespace {
@@ -130,6 +132,45 @@ Status LoadModels(const std::string& dir, Knowledge* k) {
   return Status::Ok();
 }
 
+// config_sections.txt: '#' comments with one "# Revisions read: A ... Z" line, then one section
+// name a line.
+Status LoadSections(const std::string& dir, Knowledge* k) {
+  const std::string file = dir + "/config_sections.txt";
+  const std::string regenerate = "; regenerate it with tools/automodel_sections.py";
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return Status::NotFound(file + ": cannot read (is the data directory right?)" + regenerate);
+  }
+  const std::string revisions = "# Revisions read:";
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.rfind(revisions, 0) == 0) {
+      std::istringstream revs(line.substr(revisions.size()));
+      std::string rev;
+      while (revs >> rev) {
+        if (k->sections_first.empty()) k->sections_first = rev;
+        k->sections_last = rev;
+      }
+      continue;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    const bool name = std::all_of(line.begin(), line.end(),
+                                  [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+    if (!name) {
+      return Status::InvalidArgument(file + ":" + std::to_string(number) +
+                                     ": expected one section name such as step_scheduler, got '" +
+                                     line + "'" + regenerate);
+    }
+    k->sections.insert(line);
+  }
+  if (k->sections.empty() || k->sections_first.empty()) {
+    return Status::InvalidArgument(file + ": no sections, or no '" + revisions + "' line" +
+                                   regenerate);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const LeverSpec* Knowledge::FindLever(const std::string& dotted_key) const {
@@ -154,6 +195,7 @@ Result<Knowledge> LoadKnowledge(const std::string& dir) {
     ATTUNE_RETURN_IF_ERROR(LoadObjective(dir, &k));
     ATTUNE_RETURN_IF_ERROR(LoadTriage(dir, &k));
     ATTUNE_RETURN_IF_ERROR(LoadModels(dir, &k));
+    ATTUNE_RETURN_IF_ERROR(LoadSections(dir, &k));
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(dir + ": malformed knowledge file at line " +
                                    std::to_string(e.mark.line + 1) + ": " + e.msg);

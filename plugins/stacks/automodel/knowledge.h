@@ -7,6 +7,7 @@
 
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ struct Knowledge {
   support::TriageSpec triage;  // stacks/automodel/triage.yaml, the shared triage schema
   // stacks/automodel/models.yaml: checkpoint name -> its config.json fields (dry runs).
   std::map<std::string, nlohmann::json> models;
+  // stacks/automodel/config_sections.txt (tools/automodel_sections.py): the top-level config
+  // sections AutoModel's recipes read in any release from sections_first to sections_last.
+  std::set<std::string> sections;
+  std::string sections_first, sections_last;
+  // Sections the user's recipe reads beyond the list (the stack's extra_sections option).
+  std::set<std::string> extra_sections;
 
   const LeverSpec* FindLever(const std::string& dotted_key) const;
 };

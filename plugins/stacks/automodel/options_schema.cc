@@ -6,8 +6,14 @@ namespace attune::automodel {
 const char kOptionsSchema[] = R"json({
   "type": "object",
   "additionalProperties": false,
-  "description": "the stack takes no options (its knowledge is data: stacks/automodel/)",
-  "properties": {}
+  "description": "the stack's knowledge is data (stacks/automodel/); its one option widens the list of config sections AutoModel's recipes read",
+  "properties": {
+    "extra_sections": {
+      "type": "array",
+      "description": "top-level config sections your recipe reads that stacks/automodel/config_sections.txt (every release it lists) lacks: a newer release, your own recipe class",
+      "items": {"type": "string", "pattern": "^[A-Za-z0-9_]+$"}
+    }
+  }
 })json";
 
 }  // namespace attune::automodel

@@ -9,7 +9,7 @@ namespace {
 attune::Result<std::unique_ptr<attune::Plugin>> CreateAutoModel(const attune::PluginContext& ctx) {
   ATTUNE_RETURN_IF_ERROR(attune::support::ValidateOptions(attune::automodel::kOptionsSchema,
                                                           ctx.config, "stack 'automodel'"));
-  auto stack = attune::automodel::AutoModelStack::Create(ctx.data_dir);
+  auto stack = attune::automodel::AutoModelStack::Create(ctx.data_dir, ctx.config);
   if (!stack.ok()) return stack.status();
   return std::unique_ptr<attune::Plugin>(std::move(stack).value());
 }

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "automodel_fixture.h"
 
@@ -85,4 +86,58 @@ TEST_CASE("a move of a key the config file sets says what the key holds", "[auto
     CHECK(lever.expected_speed < 0);   // its forward move (more checkpointing) is slower
     CHECK(lever.expected_memory < 0);  // and saves memory
   }
+}
+
+TEST_CASE("a misspelt config section is refused with the section it likely means",
+          "[automodel][validate]") {
+  // AutoModel reads the sections it knows and never looks at another: step_schedular would run
+  // with step_scheduler's defaults (a global batch of 32, a local batch of 1), without a word.
+  const automodel::Knowledge& k = TheStack().knowledge();
+  CHECK(k.sections_first == "v0.1.0");
+  for (const char* section : {"step_scheduler", "distributed", "dataset", "validation_dataset",
+                              "packed_sequence", "mlflow"}) {
+    CAPTURE(section);
+    CHECK(k.sections.count(section));
+  }
+  Recipe base = Import("launch_automodel.sh");
+  REQUIRE(Rule(base) == "ok");
+  Recipe typo = base;
+  typo.config["step_schedular"] = typo.config["step_scheduler"];
+  typo.config.erase("step_scheduler");
+  auto s = TheStack().Validate(typo, ClusterInfo{});
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(s.message(), Catch::StartsWith("[config.sections] 'step_schedular'") &&
+                              Catch::Contains("did you mean step_scheduler?") &&
+                              Catch::Contains("extra_sections: [step_schedular]"));
+  // A dotted override names its section too.
+  CHECK(Rule(With(base, "--distributd.tp_size", "2")) == "config.sections");
+  // A section far from every known one is a custom recipe's own; a leading '_' is an anchor.
+  Recipe custom = base;
+  custom.config["my_reward_model"] = {{"path", "x"}};
+  custom.config["_defaults"] = {{"a", 1}};
+  CHECK(Rule(custom) == "ok");
+  // Declared in the workflow, a near-miss name is the user's own section.
+  auto declared = automodel::AutoModelStack::Create(ATTUNE_SOURCE_DIR,
+                                                    {{"extra_sections", {"step_schedular"}}});
+  REQUIRE(declared.ok());
+  CHECK((*declared)
+            ->Validate(With(typo, "--step_scheduler.global_batch_size", "64"), ClusterInfo{})
+            .ok());
+}
+
+TEST_CASE("every shipped AutoModel recipe names only known sections", "[automodel][validate]") {
+  namespace fs = std::filesystem;
+  int checked = 0;
+  for (const char* dir : {"workflows", "tools/bench/tuners/probes/recipes", "tests/fixtures"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(ATTUNE_SOURCE_DIR) / dir)) {
+      if (entry.path().extension() != ".yaml") continue;
+      auto recipe = LoadRecipeFile(entry.path().string());
+      if (!recipe.ok() || recipe->stack != "automodel") continue;
+      CAPTURE(entry.path().string());
+      auto s = TheStack().Validate(*recipe, ClusterInfo{});
+      CHECK(s.message().find("config.sections") == std::string::npos);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 5);
 }
