@@ -56,7 +56,12 @@ Result<std::unique_ptr<AutoModelStack>> AutoModelStack::Create(const std::string
 Result<Recipe> AutoModelStack::ImportLaunch(std::string_view script,
                                             std::vector<std::string>* unknown) const {
   std::vector<std::string> ignored;
-  return ImportLaunchScript(script, CurrentDir(), unknown ? unknown : &ignored);
+  Result<Recipe> recipe = ImportLaunchScript(script, CurrentDir(), unknown ? unknown : &ignored);
+  // Placed in the recipe as written, but AutoModel would ignore it: say so now.
+  if (recipe.ok() && unknown != nullptr) {
+    if (Status s = CheckSections(*recipe, knowledge_); !s.ok()) unknown->push_back(s.message());
+  }
+  return recipe;
 }
 
 Status AutoModelStack::Validate(const Recipe& recipe, const ClusterInfo& /*cluster*/) const {

@@ -99,39 +99,6 @@ Status CheckSequenceAndCheckpointing(const ConfigView& v, const Mesh& m) {
   return Status::Ok();
 }
 
-// A top-level key no AutoModel release reads, but within a typo of one it does: AutoModel would
-// ignore it without a word and run with that section's defaults (step_schedular: a global batch
-// of 32 and a local batch of 1). Keys far from every section are left alone (a custom recipe may
-// read sections of its own), and so are short ones, where any two names are a typo apart.
-Status CheckSections(const Recipe& recipe, const Knowledge& knowledge) {
-  if (knowledge.sections.empty()) return Status::Ok();
-  std::vector<std::string> keys;
-  if (recipe.config.is_object()) {
-    for (const auto& [key, value] : recipe.config.items()) keys.push_back(key);
-  }
-  for (const Arg& arg : recipe.args) {
-    if (arg.flag.rfind("--", 0) == 0) keys.push_back(arg.flag.substr(2, arg.flag.find('.') - 2));
-  }
-  for (const std::string& key : keys) {
-    if (key.size() < 5 || key[0] == '_' || knowledge.sections.count(key) ||
-        knowledge.extra_sections.count(key)) {
-      continue;
-    }
-    const std::string nearest = support::NearestName(
-        key, std::vector<std::string>(knowledge.sections.begin(), knowledge.sections.end()));
-    if (nearest.empty()) continue;
-    return Violation("config.sections",
-                     "'" + key + "' is not a config section of any AutoModel release from " +
-                         knowledge.sections_first + " to " + knowledge.sections_last +
-                         "; did you mean " + nearest + "? AutoModel would ignore '" + key +
-                         "' without a word and run with " + nearest +
-                         "'s defaults. If your recipe reads it, declare it in the workflow: "
-                         "stack: {name: automodel, with: {extra_sections: [" +
-                         key + "]}}");
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 std::optional<std::string> ConfigView::Get(const std::string& dotted) const {
@@ -184,6 +151,39 @@ Mesh ReadMesh(const ConfigView& v, const Topology& topology) {
   long long model = m.strategy == "megatron_fsdp" ? m.tp * m.cp : m.tp * m.cp * m.pp;
   m.dp = v.GetInt("distributed.dp_size", model > 0 ? m.world / model : 1);
   return m;
+}
+
+// A top-level key no AutoModel release reads, but within a typo of one it does: AutoModel would
+// ignore it without a word and run with that section's defaults (step_schedular: a global batch
+// of 32 and a local batch of 1). Keys far from every section are left alone (a custom recipe may
+// read sections of its own), and so are short ones, where any two names are a typo apart.
+Status CheckSections(const Recipe& recipe, const Knowledge& knowledge) {
+  if (knowledge.sections.empty()) return Status::Ok();
+  std::vector<std::string> keys;
+  if (recipe.config.is_object()) {
+    for (const auto& [key, value] : recipe.config.items()) keys.push_back(key);
+  }
+  for (const Arg& arg : recipe.args) {
+    if (arg.flag.rfind("--", 0) == 0) keys.push_back(arg.flag.substr(2, arg.flag.find('.') - 2));
+  }
+  for (const std::string& key : keys) {
+    if (key.size() < 5 || key[0] == '_' || knowledge.sections.count(key) ||
+        knowledge.extra_sections.count(key)) {
+      continue;
+    }
+    const std::string nearest = support::NearestName(
+        key, std::vector<std::string>(knowledge.sections.begin(), knowledge.sections.end()));
+    if (nearest.empty()) continue;
+    return Violation("config.sections",
+                     "'" + key + "' is not a config section of any AutoModel release from " +
+                         knowledge.sections_first + " to " + knowledge.sections_last +
+                         "; did you mean " + nearest + "? AutoModel would ignore '" + key +
+                         "' without a word and run with " + nearest +
+                         "'s defaults. If your recipe reads it, declare it in the workflow: "
+                         "stack: {name: automodel, with: {extra_sections: [" +
+                         key + "]}}");
+  }
+  return Status::Ok();
 }
 
 Status ValidateRecipe(const Recipe& recipe, const Knowledge& knowledge) {

@@ -141,3 +141,18 @@ TEST_CASE("every shipped AutoModel recipe names only known sections", "[automode
   }
   CHECK(checked >= 5);
 }
+
+TEST_CASE("an imported AutoModel launch reports a section AutoModel would ignore",
+          "[automodel][validate]") {
+  std::string script = "automodel " + FixtureDir() +
+                       "/llama_sft.yaml --nproc-per-node 8 --step_schedular.local_batch_size 2\n";
+  std::vector<std::string> unknown;
+  auto r = TheStack().ImportLaunch(script, &unknown);
+  REQUIRE(r.ok());
+  bool reported = false;
+  for (const std::string& u : unknown) {
+    reported = reported || (u.find("[config.sections] 'step_schedular'") != std::string::npos &&
+                            u.find("did you mean step_scheduler?") != std::string::npos);
+  }
+  CHECK(reported);
+}
