@@ -331,18 +331,26 @@ nlohmann::json AutoModelStack::Describe() const {
   }
   nlohmann::json constraints = {
       {{"id", "strategy.known"}, {"rule", "distributed.strategy in fsdp2, megatron_fsdp, ddp"}},
-      {{"id", "mesh.world_divisible"}, {"rule", "world % (tp·cp·pp) == 0 (tp·cp for megatron_fsdp)"}},
+      {{"id", "mesh.world_divisible"},
+       {"rule", "world % (tp·cp·pp) == 0 (tp·cp for megatron_fsdp)"}},
       {{"id", "mesh.dp_size"}, {"rule", "dp·tp·cp·pp == world when dp_size is given"}},
       {{"id", "mfsdp.no_pp_ep"}, {"rule", "megatron_fsdp: pp_size == 1 and ep_size == 1"}},
       {{"id", "ddp.no_model_parallel"}, {"rule", "ddp: tp = pp = cp = ep = 1"}},
       {{"id", "hsdp.fsdp2_only"}, {"rule", "dp_replicate_size > 1 only with fsdp2"}},
-      {{"id", "hsdp.divides_dp"}, {"rule", "dp % dp_replicate_size == 0 and dp_replicate_size < dp"}},
+      {{"id", "hsdp.divides_dp"},
+       {"rule", "dp % dp_replicate_size == 0 and dp_replicate_size < dp"}},
       {{"id", "mesh.ep_divides"}, {"rule", "(dp·cp·tp) % ep_size == 0"}},
       {{"id", "batch.divisible"}, {"rule", "global_batch_size % (local_batch_size · dp) == 0"}},
       {{"id", "pp.pipeline_block"}, {"rule", "pp_size > 1 needs a distributed.pipeline block"}},
       {{"id", "pp.microbatches"}, {"rule", "local_batch_size // pp_microbatch_size >= pp_size"}},
       {{"id", "cp.seq_divisible"}, {"rule", "sequence length % cp_size == 0"}},
-      {{"id", "ac.selective_strategy"}, {"rule", "selective activation checkpointing only with fsdp2/ddp"}}};
+      {{"id", "ac.selective_strategy"},
+       {"rule", "selective activation checkpointing only with fsdp2/ddp"}},
+      {{"id", "config.sections"},
+       {"rule",
+        "no top-level config key is a typo of a section AutoModel reads "
+        "(stacks/automodel/config_sections.txt) unless declared in the stack's "
+        "extra_sections option: AutoModel ignores it silently"}}};
   nlohmann::json triage = nlohmann::json::array();
   for (const auto& s : knowledge_.triage.signatures) {
     triage.push_back({{"id", s.id}, {"kind", FailureKindName(s.kind)}, {"regex", s.pattern},

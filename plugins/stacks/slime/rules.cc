@@ -128,12 +128,18 @@ std::vector<SlimeViolation> SlimeViolations(const Recipe& r) {
 }
 
 std::vector<std::pair<std::string, std::string>> SlimeConstraintCatalog() {
-  return {{"slime.colocate_async", "train_async.py does not allow --colocate"},
-          {"slime.dynamic_needs_max_tokens", "--use-dynamic-batch-size needs --max-tokens-per-gpu"},
-          {"slime.mem_fraction_range", "0 < --sglang-mem-fraction-static < 1"},
-          {"slime.engines_split", "--rollout-num-gpus is a multiple of --rollout-num-gpus-per-engine"},
-          {"slime.rollout_gpus_required", "without --colocate, --rollout-num-gpus is set"},
-          {"slime.delta_weights", "--update-weight-mode delta needs --update-weight-transport disk, no --colocate"}};
+  return {
+      {"slime.colocate_async", "train_async.py does not allow --colocate"},
+      {"slime.dynamic_needs_max_tokens", "--use-dynamic-batch-size needs --max-tokens-per-gpu"},
+      {"slime.mem_fraction_range", "0 < --sglang-mem-fraction-static < 1"},
+      {"slime.engines_split", "--rollout-num-gpus is a multiple of --rollout-num-gpus-per-engine"},
+      {"slime.rollout_gpus_required", "without --colocate, --rollout-num-gpus is set"},
+      {"slime.delta_weights",
+       "--update-weight-mode delta needs --update-weight-transport disk, no --colocate"},
+      {"args.known",
+       "every flag of train.py / train_async.py is slime's (stacks/slime/arguments.txt, with the "
+       "--sglang-* and --router-* families) or Megatron-LM's (stacks/megatron/arguments.txt), "
+       "or declared in the stack's extra_arguments option: slime drops any other silently"}};
 }
 
 Recipe WithSlimeForcedArgs(Recipe recipe) {

@@ -94,6 +94,11 @@ TEST_CASE("a misspelt config section is refused with the section it likely means
   // with step_scheduler's defaults (a global batch of 32, a local batch of 1), without a word.
   const automodel::Knowledge& k = TheStack().knowledge();
   CHECK(k.sections_first == "v0.1.0");
+  // `attune stack show automodel` lists the rule.
+  bool listed = false;
+  const nlohmann::json described = TheStack().Describe();
+  for (const auto& c : described["constraints"]) listed = listed || c["id"] == "config.sections";
+  CHECK(listed);
   for (const char* section : {"step_scheduler", "distributed", "dataset", "validation_dataset",
                               "packed_sequence", "mlflow"}) {
     CAPTURE(section);

@@ -33,6 +33,11 @@ TEST_CASE("slime's list holds its own flags, the families it builds and patched 
   CHECK(known.Knows("--router-policy"));
   // Megatron-LM's flags are in Megatron's list, not repeated in slime's.
   CHECK_FALSE(known.flags.count("--tensor-model-parallel-size"));
+  // `attune stack show slime` lists the rule.
+  bool listed = false;
+  const nlohmann::json described = TheStack().Describe();
+  for (const auto& c : described["constraints"]) listed = listed || c["id"] == "args.known";
+  CHECK(listed);
 }
 
 TEST_CASE("a misspelt slime flag is refused with the flag it likely means", "[slime][arguments]") {
