@@ -350,7 +350,12 @@ nlohmann::json AutoModelStack::Describe() const {
        {"rule",
         "no top-level config key is a typo of a section AutoModel reads "
         "(stacks/automodel/config_sections.txt) unless declared in the stack's "
-        "extra_sections option: AutoModel ignores it silently"}}};
+        "extra_sections option: AutoModel ignores it silently"}},
+      {{"id", "config.keys"},
+       {"rule",
+        "every key of step_scheduler is one some AutoModel release takes "
+        "(stacks/automodel/config_sections.txt) or declared in extra_sections as "
+        "step_scheduler.KEY: StepScheduler stops at start on any other"}}};
   nlohmann::json triage = nlohmann::json::array();
   for (const auto& s : knowledge_.triage.signatures) {
     triage.push_back({{"id", s.id}, {"kind", FailureKindName(s.kind)}, {"regex", s.pattern},

@@ -183,6 +183,35 @@ Status CheckSections(const Recipe& recipe, const Knowledge& knowledge) {
                          "stack: {name: automodel, with: {extra_sections: [" +
                          key + "]}}");
   }
+  // The closed sections' keys (step_scheduler's): a key no release takes.
+  for (const auto& [section, section_keys] : knowledge.section_keys) {
+    std::vector<std::string> given;
+    if (recipe.config.is_object() && recipe.config.contains(section) &&
+        recipe.config[section].is_object()) {
+      for (const auto& [key, value] : recipe.config[section].items()) given.push_back(key);
+    }
+    const std::string prefix = "--" + section + ".";
+    for (const Arg& arg : recipe.args) {
+      if (arg.flag.rfind(prefix, 0) != 0) continue;
+      const std::string rest = arg.flag.substr(prefix.size());
+      given.push_back(rest.substr(0, rest.find('.')));
+    }
+    for (const std::string& key : given) {
+      if (section_keys.count(key) || knowledge.extra_sections.count(section + "." + key)) continue;
+      const std::string nearest = support::NearestName(
+          key, std::vector<std::string>(section_keys.begin(), section_keys.end()));
+      return Violation(
+          "config.keys",
+          section + "." + key + " is not a key of " + section + " in any AutoModel release from " +
+              knowledge.sections_first + " to " + knowledge.sections_last +
+              (nearest.empty() ? std::string()
+                               : "; did you mean " + section + "." + nearest + "?") +
+              " AutoModel's LLM and VLM recipes stop at start on it (TypeError: unexpected "
+              "keyword argument) and the others ignore it. If your recipe reads it, declare it in "
+              "the workflow: stack: {name: automodel, with: {extra_sections: [" +
+              section + "." + key + "]}}");
+    }
+  }
   return Status::Ok();
 }
 

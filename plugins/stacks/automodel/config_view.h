@@ -45,7 +45,8 @@ Mesh ReadMesh(const ConfigView& view, const Topology& topology);
 
 // Rule config.sections: a top-level config key (or a dotted override's first part) that no
 // AutoModel release reads but that is within a typo of a section one does (config_sections.txt)
-// and not declared extra. AutoModel would ignore it without a word.
+// and not declared extra. AutoModel would ignore it without a word. Rule config.keys: a key of a
+// closed section (step_scheduler) that no release takes.
 Status CheckSections(const Recipe& recipe, const Knowledge& knowledge);
 
 // Every validity rule of AutoModel's mesh, batch and schedule. A violation is kInvalidArgument

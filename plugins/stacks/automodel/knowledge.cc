@@ -155,14 +155,25 @@ Status LoadSections(const std::string& dir, Knowledge* k) {
       continue;
     }
     if (line.empty() || line[0] == '#') continue;
-    const bool name = std::all_of(line.begin(), line.end(),
-                                  [](unsigned char c) { return std::isalnum(c) || c == '_'; });
-    if (!name) {
+    // "section" or "section.key": word characters with at most one dot, inside.
+    const size_t dot = line.find('.');
+    const bool word_chars = std::all_of(line.begin(), line.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '_' || c == '.';
+    });
+    const bool one_inner_dot =
+        dot == std::string::npos ||
+        (dot > 0 && dot + 1 < line.size() && line.find('.', dot + 1) == std::string::npos);
+    if (!word_chars || !one_inner_dot) {
       return Status::InvalidArgument(file + ":" + std::to_string(number) +
-                                     ": expected one section name such as step_scheduler, got '" +
+                                     ": expected a section name such as step_scheduler or a "
+                                     "section.key, got '" +
                                      line + "'" + regenerate);
     }
-    k->sections.insert(line);
+    if (dot != std::string::npos) {
+      k->section_keys[line.substr(0, dot)].insert(line.substr(dot + 1));
+    } else {
+      k->sections.insert(line);
+    }
   }
   if (k->sections.empty() || k->sections_first.empty()) {
     return Status::InvalidArgument(file + ": no sections, or no '" + revisions + "' line" +

@@ -55,7 +55,10 @@ struct Knowledge {
   // sections AutoModel's recipes read in any release from sections_first to sections_last.
   std::set<std::string> sections;
   std::string sections_first, sections_last;
-  // Sections the user's recipe reads beyond the list (the stack's extra_sections option).
+  // The keys of the closed sections ("section.key" lines): step_scheduler's.
+  std::map<std::string, std::set<std::string>> section_keys;
+  // Sections (and "section.key"s) the user's recipe reads beyond the list (the stack's
+  // extra_sections option).
   std::set<std::string> extra_sections;
 
   const LeverSpec* FindLever(const std::string& dotted_key) const;

@@ -10,8 +10,8 @@ const char kOptionsSchema[] = R"json({
   "properties": {
     "extra_sections": {
       "type": "array",
-      "description": "top-level config sections your recipe reads that stacks/automodel/config_sections.txt (every release it lists) lacks: a newer release, your own recipe class",
-      "items": {"type": "string", "pattern": "^[A-Za-z0-9_]+$"}
+      "description": "top-level config sections (or section.key for a closed section such as step_scheduler) your recipe reads that stacks/automodel/config_sections.txt (every release it lists) lacks: a newer release, your own recipe class",
+      "items": {"type": "string", "pattern": "^[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)?$"}
     }
   }
 })json";

@@ -1,5 +1,9 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <set>
 
 #include "automodel_fixture.h"
 
@@ -141,6 +145,7 @@ TEST_CASE("every shipped AutoModel recipe names only known sections", "[automode
       CAPTURE(entry.path().string());
       auto s = TheStack().Validate(*recipe, ClusterInfo{});
       CHECK(s.message().find("config.sections") == std::string::npos);
+      CHECK(s.message().find("config.keys") == std::string::npos);
       ++checked;
     }
   }
@@ -160,4 +165,61 @@ TEST_CASE("an imported AutoModel launch reports a section AutoModel would ignore
                             u.find("did you mean step_scheduler?") != std::string::npos);
   }
   CHECK(reported);
+}
+
+TEST_CASE("a key step_scheduler does not take is refused with the key it likely means",
+          "[automodel][validate]") {
+  // The LLM and VLM recipes pass the section to StepScheduler whole: a TypeError at start, after
+  // the model has loaded; recipes that pick keys ignore it.
+  const automodel::Knowledge& k = TheStack().knowledge();
+  REQUIRE(k.section_keys.count("step_scheduler"));
+  bool listed = false;
+  const nlohmann::json described = TheStack().Describe();
+  for (const auto& c : described["constraints"]) listed = listed || c["id"] == "config.keys";
+  CHECK(listed);
+  CHECK(k.section_keys.at("step_scheduler").count("global_batch_size"));
+  CHECK(k.section_keys.at("step_scheduler").count("log_every"));  // read by the diffusion recipe
+  Recipe base = Import("launch_automodel.sh");
+  REQUIRE(Rule(base) == "ok");
+  Recipe typo = base;
+  typo.config["step_scheduler"]["local_batch_sise"] = 4;
+  auto s = TheStack().Validate(typo, ClusterInfo{});
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(s.message(),
+             Catch::StartsWith("[config.keys] step_scheduler.local_batch_sise is not a key") &&
+                 Catch::Contains("did you mean step_scheduler.local_batch_size?") &&
+                 Catch::Contains("TypeError"));
+  CHECK(Rule(With(base, "--step_scheduler.max_stpes", "10")) == "config.keys");
+  CHECK(Rule(With(base, "--step_scheduler.max_steps", "10")) == "ok");
+  auto declared = automodel::AutoModelStack::Create(
+      ATTUNE_SOURCE_DIR, {{"extra_sections", {"step_scheduler.local_batch_sise"}}});
+  REQUIRE(declared.ok());
+  CHECK((*declared)->Validate(typo, ClusterInfo{}).ok());
+}
+
+TEST_CASE("a malformed section list is a clear error", "[automodel][validate]") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("attune-sections-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* file : {"levers.yaml", "objective.yaml", "triage.yaml"}) {
+    fs::copy_file(fs::path(ATTUNE_SOURCE_DIR) / "stacks/automodel" / file, dir / file,
+                  fs::copy_options::overwrite_existing);
+  }
+  auto load = [&](const std::string& text) {
+    std::ofstream(dir / "config_sections.txt") << text;
+    return automodel::LoadKnowledge(dir.string());
+  };
+  auto bad = load("# Revisions read: v1 v2\nstep_scheduler\nstep scheduler\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("config_sections.txt:3:") &&
+                                         Catch::Contains("tools/automodel_sections.py"));
+  CHECK_FALSE(load("# Revisions read: v1\nstep_scheduler.\n").ok());
+  CHECK_FALSE(load("step_scheduler\n").ok());  // no revisions line
+  auto good = load("# Revisions read: v1 v2\nstep_scheduler\nstep_scheduler.max_steps\n");
+  REQUIRE(good.ok());
+  CHECK(good->sections == std::set<std::string>{"step_scheduler"});
+  CHECK(good->section_keys.at("step_scheduler") == std::set<std::string>{"max_steps"});
+  CHECK(good->sections_last == "v2");
+  fs::remove_all(dir);
 }
