@@ -164,7 +164,9 @@ Status CheckSections(const Recipe& recipe, const Knowledge& knowledge) {
     for (const auto& [key, value] : recipe.config.items()) keys.push_back(key);
   }
   for (const Arg& arg : recipe.args) {
-    if (arg.flag.rfind("--", 0) == 0) keys.push_back(arg.flag.substr(2, arg.flag.find('.') - 2));
+    if (arg.flag.rfind("--", 0) != 0) continue;
+    const std::string dotted = arg.flag.substr(2);  // "step_scheduler.local_batch_size"
+    keys.push_back(dotted.substr(0, dotted.find('.')));
   }
   for (const std::string& key : keys) {
     if (key.size() < 5 || key[0] == '_' || knowledge.sections.count(key) ||

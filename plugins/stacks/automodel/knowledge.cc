@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "attune/recipe.h"
+#include "attune/support/release_list.h"
 #include "attune/support/yaml_schema.h"
 
 namespace attune::automodel {
@@ -132,52 +133,37 @@ Status LoadModels(const std::string& dir, Knowledge* k) {
   return Status::Ok();
 }
 
-// config_sections.txt: '#' comments with one "# Revisions read: A ... Z" line, then one section
-// name a line.
+// config_sections.txt (support/release_list.h): a section name a line, or a closed section's
+// "section.key": word characters with at most one dot, inside.
 Status LoadSections(const std::string& dir, Knowledge* k) {
-  const std::string file = dir + "/config_sections.txt";
-  const std::string regenerate = "; regenerate it with tools/automodel_sections.py";
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return Status::NotFound(file + ": cannot read (is the data directory right?)" + regenerate);
-  }
-  const std::string revisions = "# Revisions read:";
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.rfind(revisions, 0) == 0) {
-      std::istringstream revs(line.substr(revisions.size()));
-      std::string rev;
-      while (revs >> rev) {
-        if (k->sections_first.empty()) k->sections_first = rev;
-        k->sections_last = rev;
-      }
-      continue;
-    }
-    if (line.empty() || line[0] == '#') continue;
-    // "section" or "section.key": word characters with at most one dot, inside.
+  const support::ReleaseListEntry entry = {
+      [](const std::string& line) {
+        const size_t dot = line.find('.');
+        const bool word_chars = std::all_of(line.begin(), line.end(), [](unsigned char c) {
+          return std::isalnum(c) || c == '_' || c == '.';
+        });
+        return word_chars &&
+               (dot == std::string::npos ||
+                (dot > 0 && dot + 1 < line.size() && line.find('.', dot + 1) == std::string::npos));
+      },
+      "a section name such as step_scheduler or a section.key"};
+  ATTUNE_ASSIGN_OR_RETURN(
+      support::ReleaseList list,
+      support::LoadReleaseList(dir + "/config_sections.txt", "tools/automodel_sections.py", entry));
+  k->sections_first = list.first;
+  k->sections_last = list.last;
+  for (const std::string& line : list.entries) {
     const size_t dot = line.find('.');
-    const bool word_chars = std::all_of(line.begin(), line.end(), [](unsigned char c) {
-      return std::isalnum(c) || c == '_' || c == '.';
-    });
-    const bool one_inner_dot =
-        dot == std::string::npos ||
-        (dot > 0 && dot + 1 < line.size() && line.find('.', dot + 1) == std::string::npos);
-    if (!word_chars || !one_inner_dot) {
-      return Status::InvalidArgument(file + ":" + std::to_string(number) +
-                                     ": expected a section name such as step_scheduler or a "
-                                     "section.key, got '" +
-                                     line + "'" + regenerate);
-    }
     if (dot != std::string::npos) {
       k->section_keys[line.substr(0, dot)].insert(line.substr(dot + 1));
     } else {
       k->sections.insert(line);
     }
   }
-  if (k->sections.empty() || k->sections_first.empty()) {
-    return Status::InvalidArgument(file + ": no sections, or no '" + revisions + "' line" +
-                                   regenerate);
+  if (k->sections.empty()) {
+    return Status::InvalidArgument(dir +
+                                   "/config_sections.txt: no section names; regenerate the "
+                                   "file with tools/automodel_sections.py");
   }
   return Status::Ok();
 }

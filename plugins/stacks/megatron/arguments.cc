@@ -3,15 +3,36 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <utility>
 
 #include "attune/support/names.h"
+#include "attune/support/release_list.h"
 
 namespace attune::megatron {
 namespace {
 
-constexpr const char* kRevisionsLine = "# Revisions read:";
+// One flag ("--global-batch-size") or a family ("--sglang-*"): no whitespace.
+const support::ReleaseListEntry kFlagEntry = {
+    [](const std::string& line) {
+      return line.size() >= 3 && line.rfind("--", 0) == 0 &&
+             line.find_first_of(" \t") == std::string::npos;
+    },
+    "one flag such as --global-batch-size"};
+
+KnownArguments FromList(support::ReleaseList list) {
+  KnownArguments out;
+  out.first = std::move(list.first);
+  out.last = std::move(list.last);
+  for (std::string& line : list.entries) {
+    if (line.back() == '*') {
+      line.pop_back();
+      out.prefixes.insert(std::move(line));
+    } else {
+      out.flags.insert(std::move(line));
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -24,51 +45,15 @@ bool KnownArguments::Knows(const std::string& flag) const {
 
 Result<KnownArguments> ParseArguments(const std::string& text, const std::string& source,
                                       const std::string& tool) {
-  KnownArguments out;
-  std::istringstream in(text);
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.rfind(kRevisionsLine, 0) == 0) {
-      std::istringstream revs(line.substr(std::string(kRevisionsLine).size()));
-      std::string rev;
-      while (revs >> rev) {
-        if (out.first.empty()) out.first = rev;
-        out.last = rev;
-      }
-      continue;
-    }
-    if (line.empty() || line[0] == '#') continue;
-    if (line.size() < 3 || line.rfind("--", 0) != 0 ||
-        line.find_first_of(" \t") != std::string::npos) {
-      return Status::InvalidArgument(source + ":" + std::to_string(number) +
-                                     ": expected one flag such as --global-batch-size, got '" +
-                                     line + "'; regenerate the file with " + tool);
-    }
-    if (line.back() == '*') {
-      out.prefixes.insert(line.substr(0, line.size() - 1));
-      continue;
-    }
-    out.flags.insert(line);
-  }
-  if (out.flags.empty() || out.first.empty()) {
-    return Status::InvalidArgument(source + ": no flags, or no '" + kRevisionsLine +
-                                   "' line; regenerate the file with " + tool);
-  }
-  return out;
+  ATTUNE_ASSIGN_OR_RETURN(support::ReleaseList list,
+                          support::ParseReleaseList(text, source, tool, kFlagEntry));
+  return FromList(std::move(list));
 }
 
 Result<KnownArguments> LoadArguments(const std::string& path, const std::string& tool) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::NotFound(path +
-                            ": cannot read (is the data directory right? it should hold "
-                            "the file, which " +
-                            tool + " generates)");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseArguments(text.str(), path, tool);
+  ATTUNE_ASSIGN_OR_RETURN(support::ReleaseList list,
+                          support::LoadReleaseList(path, tool, kFlagEntry));
+  return FromList(std::move(list));
 }
 
 std::string MegatronTrainingScript(const Recipe& recipe) {
