@@ -354,7 +354,10 @@ Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Kn
   std::string attn = view.Get("model.backend.attn").value_or("te");
   f.flash_attention = attn != "eager";
   std::string experts = view.Get("model.backend.experts").value_or("torch_mm");
-  f.grouped_gemm = experts == "te" || experts == "gmm";
+  // torch_mm (the default, and its torch_mm_mxfp8 form) runs the local experts as one
+  // torch._grouped_mm over the tokens-per-expert offsets, te as Transformer Engine's GroupedLinear,
+  // gmm with the grouped_gemm package: one grouped GEMM each, not a loop over the experts.
+  f.grouped_gemm = experts.rfind("torch_mm", 0) == 0 || experts == "te" || experts == "gmm";
   std::string dispatcher = view.Get("model.backend.dispatcher").value_or("torch");
   f.dispatcher = dispatcher == "deepep" || dispatcher == "hybridep" ? sim::Dispatcher::kFlex
                                                                   : sim::Dispatcher::kAlltoall;

@@ -299,3 +299,34 @@ TEST_CASE("a dry run needs the sequence length and a checkpoint", "[automodel][s
 
 }  // namespace
 }  // namespace attune::automodel
+
+namespace attune::automodel {
+
+TEST_CASE("every AutoModel experts backend is a grouped GEMM in the plan", "[automodel][sim]") {
+  // torch_mm (the default) is torch._grouped_mm over the tokens-per-expert offsets, not a loop
+  // over the experts; te and gmm are grouped too.
+  Recipe r;
+  r.stack = "automodel";
+  r.entry = {"automodel", "qwen3_moe_sft.yaml"};
+  r.config = nlohmann::json::parse(R"({
+    "step_scheduler": {"global_batch_size": 16, "local_batch_size": 1},
+    "model": {"pretrained_model_name_or_path": "Qwen/Qwen3-30B-A3B"},
+    "distributed": {"strategy": "fsdp2", "ep_size": 8},
+    "dataset": {"seq_length": 4096}})");
+  r.topology = {1, 8, "H100"};
+  const Knowledge& k = testing::TheStack().knowledge();
+  ClusterInfo h100;
+  h100.device_type = "H100";
+  h100.device_memory_gib = 79.6;
+  h100.devices_per_node = 8;
+  for (const char* backend : {"", "torch_mm", "te", "gmm"}) {
+    Recipe with = *backend ? testing::With(r, "--model.backend.experts", backend) : r;
+    auto plan = AutoModelSimulationPlan(with, k, h100, 8);
+    REQUIRE(plan.ok());
+    INFO(backend);
+    CHECK(plan->model.experts == 128);
+    CHECK(plan->feat.grouped_gemm);
+  }
+}
+
+}  // namespace attune::automodel
