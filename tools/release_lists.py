@@ -1,7 +1,7 @@
 # Copyright attune authors.
-"""What tools/slime_arguments.py and tools/automodel_sections.py share: reading a project's
-release tags from a git clone, and writing the list format the stacks read
-(engine/support/include/attune/support/release_list.h)."""
+"""What tools/megatron_arguments.py, tools/slime_arguments.py and tools/automodel_sections.py
+share: git, the v* release tags of a clone (Megatron-LM's core_* tags are its own), and writing
+the list format the stacks read (engine/support/include/attune/support/release_list.h)."""
 
 import subprocess
 

@@ -153,22 +153,39 @@ Mesh ReadMesh(const ConfigView& v, const Topology& topology) {
   return m;
 }
 
+namespace {
+
+// The keys a recipe gives directly under `section` ("" for the top level): those of the config's
+// object there, and the next part of each dotted override below it
+// ("--step_scheduler.local_batch_size" gives step_scheduler, and local_batch_size under it).
+std::vector<std::string> KeysUnder(const Recipe& recipe, const std::string& section) {
+  std::vector<std::string> keys;
+  const nlohmann::json* node = &recipe.config;
+  if (!section.empty()) {
+    node = recipe.config.is_object() && recipe.config.contains(section) ? &recipe.config.at(section)
+                                                                        : nullptr;
+  }
+  if (node != nullptr && node->is_object()) {
+    for (const auto& [key, value] : node->items()) keys.push_back(key);
+  }
+  const std::string prefix = section.empty() ? "--" : "--" + section + ".";
+  for (const Arg& arg : recipe.args) {
+    if (arg.flag.rfind(prefix, 0) != 0) continue;
+    const std::string rest = arg.flag.substr(prefix.size());
+    keys.push_back(rest.substr(0, rest.find('.')));
+  }
+  return keys;
+}
+
+}  // namespace
+
 // A top-level key no AutoModel release reads, but within a typo of one it does: AutoModel would
 // ignore it without a word and run with that section's defaults (step_schedular: a global batch
 // of 32 and a local batch of 1). Keys far from every section are left alone (a custom recipe may
 // read sections of its own), and so are short ones, where any two names are a typo apart.
 Status CheckSections(const Recipe& recipe, const Knowledge& knowledge) {
   if (knowledge.sections.empty()) return Status::Ok();
-  std::vector<std::string> keys;
-  if (recipe.config.is_object()) {
-    for (const auto& [key, value] : recipe.config.items()) keys.push_back(key);
-  }
-  for (const Arg& arg : recipe.args) {
-    if (arg.flag.rfind("--", 0) != 0) continue;
-    const std::string dotted = arg.flag.substr(2);  // "step_scheduler.local_batch_size"
-    keys.push_back(dotted.substr(0, dotted.find('.')));
-  }
-  for (const std::string& key : keys) {
+  for (const std::string& key : KeysUnder(recipe, "")) {
     if (key.size() < 5 || key[0] == '_' || knowledge.sections.count(key) ||
         knowledge.extra_sections.count(key)) {
       continue;
@@ -187,18 +204,7 @@ Status CheckSections(const Recipe& recipe, const Knowledge& knowledge) {
   }
   // The closed sections' keys (step_scheduler's): a key no release takes.
   for (const auto& [section, section_keys] : knowledge.section_keys) {
-    std::vector<std::string> given;
-    if (recipe.config.is_object() && recipe.config.contains(section) &&
-        recipe.config[section].is_object()) {
-      for (const auto& [key, value] : recipe.config[section].items()) given.push_back(key);
-    }
-    const std::string prefix = "--" + section + ".";
-    for (const Arg& arg : recipe.args) {
-      if (arg.flag.rfind(prefix, 0) != 0) continue;
-      const std::string rest = arg.flag.substr(prefix.size());
-      given.push_back(rest.substr(0, rest.find('.')));
-    }
-    for (const std::string& key : given) {
+    for (const std::string& key : KeysUnder(recipe, section)) {
       if (section_keys.count(key) || knowledge.extra_sections.count(section + "." + key)) continue;
       const std::string nearest = support::NearestName(
           key, std::vector<std::string>(section_keys.begin(), section_keys.end()));
