@@ -260,6 +260,26 @@ TEST_CASE("diagnosis reports memory, bubble, communication and launch overhead w
   for (size_t i = 1; i < d.size(); ++i) CHECK(d[i - 1].severity >= d[i].severity);
 }
 
+TEST_CASE("launch overhead is read from the length of a micro-batch, not from their number",
+          "[megatron][diagnose]") {
+  // 16 GPUs as TP 2, PP 2, DP 4: 128 micro-batches of size 1 per data-parallel rank.
+  Recipe r = testing::With(DenseRecipe(), "--global-batch-size", "512");
+  auto launch = [&](double step_s) {
+    Measurement m;
+    m.step_time_s = step_s;
+    auto d = Stack().Diagnose(r, m, LogParse{}, H100());
+    auto it = std::find_if(d.begin(), d.end(),
+                           [](const Diagnosis& x) { return x.kind == "launch_overhead"; });
+    return it == d.end() ? std::optional<Diagnosis>() : std::optional<Diagnosis>(*it);
+  };
+  CHECK_FALSE(launch(128 * 0.053));  // 53 ms of GPU work a micro-batch: launches hide behind it
+  auto short_ones = launch(128 * 0.010);
+  REQUIRE(short_ones);
+  CHECK(short_ones->severity == Approx(1.0));
+  CHECK_THAT(short_ones->evidence,
+             Catch::Contains("10.0 ms per micro-batch over 128 micro-batches"));
+}
+
 TEST_CASE("a compute-bound run reports its model FLOPs utilisation", "[megatron][diagnose]") {
   Recipe r = testing::TinyRecipe();
   Measurement m;
