@@ -34,7 +34,7 @@
 namespace attune {
 
 // Bump on every change to any header in engine/include/attune.
-inline constexpr uint32_t kAbiVersion = 17;
+inline constexpr uint32_t kAbiVersion = 18;
 
 enum class PluginKind { kStack, kLauncher, kAgent };
 const char* PluginKindName(PluginKind kind);  // "stack", "launcher", "agent"

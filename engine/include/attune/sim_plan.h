@@ -117,6 +117,14 @@ struct Features {
   bool sequence_parallel = false;
   bool distributed_optimizer = false;
   bool fsdp = false;                // parameters, gradients and optimizer state sharded over DP
+  // Fully sharded data parallelism over the micro-batches of a step. Every micro-batch gathers
+  // each layer's parameters for its forward and, when the layer is resharded after the forward
+  // (FSDP2's and Megatron-FSDP's default), again for its backward. Its gradients are
+  // reduce-scattered after every micro-batch's backward (Megatron-FSDP; FSDP2's default) unless
+  // the sync is deferred to the last micro-batch (AutoModel's defer_fsdp_grad_sync, on by
+  // default), which keeps the unsharded gradients, in the reduce precision, until then.
+  bool fsdp_reshard_after_forward = true;
+  bool fsdp_defer_grad_sync = false;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;

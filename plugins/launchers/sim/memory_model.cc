@@ -198,6 +198,11 @@ StageMemory EstimateStageMemory(const TrainingSetup& s, const ClusterSpec& clust
   double dp_dense = static_cast<double>(p.dp) * p.cp;
   double dp_expert = std::max(1.0, static_cast<double>(p.world) / (p.etp * p.ep * p.pp));
   out.weight_optimizer_b = dense * BytesPerParam(s, dp_dense) + params.expert * BytesPerParam(s, dp_expert);
+  // FSDP with the gradient sync deferred to the last micro-batch holds every layer's unsharded
+  // gradients, in the reduce precision, from the first micro-batch's backward to the last.
+  if (s.feat.fsdp && s.feat.fsdp_defer_grad_sync && !s.feat.frozen_base && p.MicroBatches() > 1) {
+    out.weight_optimizer_b += out.params * (s.feat.grad_reduce_in_bf16 ? 2.0 : 4.0);
+  }
 
   double group = 0;
   double per_mb = StageMicroBatchBytes(s, stage, &group);

@@ -258,7 +258,12 @@ double GatherBytesPerParam(const Features& f) {
   return kBytesBf16;
 }
 
-// Exposed data-parallel communication per iteration (grad reduce and param all-gather).
+// Communication `c` behind `window` seconds of compute: what the compute cannot hide, and at least
+// a tenth of it (the first bucket, the last one, the launch).
+double Hidden(double c, double window) { return c <= 0 ? 0.0 : std::max(0.1 * c, c - window); }
+
+// Exposed data-parallel communication per iteration (grad reduce and param all-gather). The
+// windows are one micro-batch's forward and backward compute.
 double DataParallelComm(const Ctx& x, const ParamCounts& pc, double window_bwd, double window_fwd) {
   const Parallelism& p = x.s.par;
   const Features& f = x.s.feat;
@@ -270,12 +275,7 @@ double DataParallelComm(const Ctx& x, const ParamCounts& pc, double window_bwd, 
     Link l = GroupLink(x, stride, n);
     // Frozen weights have no gradients to reduce (the adapters' are not modelled).
     double bytes = f.frozen_base ? 0.0 : ParamBytes(params, f.grad_reduce_in_bf16);
-    if (f.fsdp) {
-      // Fully sharded: gradients reduce-scattered, parameters gathered for the forward and again
-      // for the backward (resharded after the forward, FSDP2's default).
-      grad += AllGather(l, n, bytes);
-      gather += 2 * AllGather(l, n, params * GatherBytesPerParam(f));
-    } else if (f.distributed_optimizer) {
+    if (f.fsdp || f.distributed_optimizer) {
       grad += AllGather(l, n, bytes);  // a reduce-scatter moves the same bytes
       gather += AllGather(l, n, params * GatherBytesPerParam(f));
     } else {
@@ -284,12 +284,23 @@ double DataParallelComm(const Ctx& x, const ParamCounts& pc, double window_bwd, 
   };
   group(pc.dense_per_gpu, dp_dense, x.tp);
   group(pc.expert_per_gpu, dp_expert, static_cast<double>(p.etp) * p.ep);
-  double exposed_grad = f.overlap_grad_reduce ? std::max(0.1 * grad, grad - window_bwd) : grad;
-  // FSDP prefetches the backward's gathers behind the backward itself in any case.
-  double gather_window = f.fsdp ? (f.overlap_param_gather ? window_fwd : 0) + window_bwd : window_fwd;
-  double exposed_gather = f.overlap_param_gather || f.fsdp
-                              ? std::max(0.1 * gather, gather - gather_window)
-                              : gather;
+  if (f.fsdp) {
+    // Fully sharded: each micro-batch gathers the parameters for its forward, prefetched behind the
+    // forward's compute, and (resharded after the forward) again for its backward, where the
+    // gradients' reduce-scatter shares the backward's compute with them; only the last
+    // micro-batch reduces when the sync is deferred.
+    const double m = static_cast<double>(std::max<int64_t>(1, p.MicroBatches()));
+    const double forward = f.overlap_param_gather ? Hidden(gather, window_fwd) : gather;
+    const double bwd_gather = f.fsdp_reshard_after_forward ? gather : 0.0;
+    auto backward = [&](bool reduce) {
+      const double rs = reduce ? grad : 0.0;
+      return f.overlap_grad_reduce ? Hidden(bwd_gather + rs, window_bwd)
+                                   : Hidden(bwd_gather, window_bwd) + rs;
+    };
+    return m * forward + (m - 1) * backward(!f.fsdp_defer_grad_sync) + backward(true);
+  }
+  double exposed_grad = f.overlap_grad_reduce ? Hidden(grad, window_bwd) : grad;
+  double exposed_gather = f.overlap_param_gather ? Hidden(gather, window_fwd) : gather;
   return exposed_grad + exposed_gather;
 }
 
@@ -572,6 +583,13 @@ StepBreakdown EstimateStep(const TrainingSetup& setup, const ClusterSpec& cluste
   const double gemm_passes = GemmPasses(setup.feat);
   double bwd_window = (mb.gemm * (gemm_passes - 1) / gemm_passes + mb.attention * 0.7);
   double fwd_window = (mb.gemm / gemm_passes + mb.attention * 0.3);
+  if (setup.feat.fsdp) {
+    // FSDP's gathers and reduce-scatters run on their own streams beside all of a micro-batch's
+    // GPU work: its forward (a third of the work it would do without recomputation) and its
+    // backward, recomputation included.
+    fwd_window = (gpu - mb.recompute) / 3;
+    bwd_window = gpu - fwd_window;
+  }
   out.dp_comm_s = DataParallelComm(x, pc, bwd_window, fwd_window);
   out.optimizer_s = OptimizerTime(x, pc);
   out.step_overhead_s = factors.step_overhead_ms * 1e-3;

@@ -135,7 +135,7 @@ long long ConfigView::GetInt(const std::string& dotted, long long fallback) cons
 
 bool ConfigView::GetBool(const std::string& dotted, bool fallback) const {
   auto v = Get(dotted);
-  if (!v) return fallback;
+  if (!v || *v == "null" || *v == "None") return fallback;  // YAML's null leaves the default
   return *v == "true" || *v == "True" || *v == "1";
 }
 

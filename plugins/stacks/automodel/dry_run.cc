@@ -340,6 +340,22 @@ Result<sim::ParallelPlan> AutoModelSimulationPlan(const Recipe& recipe, const Kn
   // for explicit prefetching; what that adds, when the host cannot run ahead, is not modelled.
   f.overlap_grad_reduce = true;
   f.overlap_param_gather = f.fsdp;
+  // FSDP2 reshards every layer after its forward (all but the last, which the backward needs next,
+  // the same to the simulator) unless the stages are pipelined; `reshard_after_forward` overrides
+  // that. It reduce-scatters gradients on the step's last micro-batch only unless
+  // `defer_fsdp_grad_sync` is false, in the reduce dtype of `mp_policy` (FP32 by default).
+  // Megatron-FSDP gathers and reduces on every micro-batch.
+  const bool fsdp2 = mesh.strategy == "fsdp2";
+  // (IsSet: the lever catalog's default for reshard_after_forward is the unpipelined one.)
+  const bool pipelined = fsdp2 && p.pp > 1;
+  f.fsdp_reshard_after_forward = view.IsSet("distributed.reshard_after_forward")
+                                     ? view.GetBool("distributed.reshard_after_forward", !pipelined)
+                                     : !pipelined;
+  f.fsdp_defer_grad_sync = fsdp2 && view.GetBool("distributed.defer_fsdp_grad_sync", true);
+  const std::string reduce_dtype =
+      view.Get("distributed.mp_policy.reduce_dtype").value_or("float32");
+  f.grad_reduce_in_bf16 =
+      reduce_dtype == "bfloat16" || reduce_dtype == "torch.bfloat16" || reduce_dtype == "bf16";
   f.sequence_parallel = p.tp > 1 && view.GetBool("distributed.sequence_parallel", false);
   f.tp_comm_overlap = p.tp > 1 && view.GetBool("distributed.enable_async_tensor_parallel", false);
   std::string ac = view.Get("distributed.activation_checkpointing").value_or("false");

@@ -258,6 +258,11 @@ void ReadFeatures(FlagReader& r, SimSetup* s) {
   f.sequence_parallel = r.Switch("--sequence-parallel") && s->par.tp > 1;
   f.distributed_optimizer = r.Switch("--use-distributed-optimizer");
   f.fsdp = r.Switch("--use-megatron-fsdp") || r.Switch("--use-torch-fsdp2");
+  // Megatron-FSDP gathers and reduce-scatters on every micro-batch (its no_sync only marks the
+  // last one); torch FSDP2 under Megatron keeps its defaults unless told not to reshard.
+  f.fsdp_reshard_after_forward =
+      !(r.Switch("--use-torch-fsdp2") && r.Switch("--torch-fsdp2-no-reshard-after-forward"));
+  f.fsdp_defer_grad_sync = false;
   f.overlap_grad_reduce = r.Switch("--overlap-grad-reduce");
   f.overlap_param_gather = r.Switch("--overlap-param-gather");
   f.tp_comm_overlap = r.Switch("--tp-comm-overlap");
@@ -265,7 +270,8 @@ void ReadFeatures(FlagReader& r, SimSetup* s) {
   f.fp8 = r.Switch("--fp8-format");
   f.fp8_param_gather = f.fp8 && r.Switch("--fp8-param-gather");
   f.fp16 = r.Switch("--fp16");
-  f.grad_reduce_in_bf16 = r.Switch("--grad-reduce-in-bf16");
+  f.grad_reduce_in_bf16 = r.Switch("--grad-reduce-in-bf16") ||
+                          (f.fsdp && r.Str("--megatron-fsdp-grad-comm-dtype", "") == "bf16");
   std::string graph = r.Str("--cuda-graph-impl", "none");
   f.cuda_graphs = graph != "none" || r.Switch("--enable-cuda-graph") || r.Switch("--external-cuda-graph");
   std::string backend = r.Str("--attention-backend", "auto");

@@ -330,3 +330,45 @@ TEST_CASE("every AutoModel experts backend is a grouped GEMM in the plan", "[aut
 }
 
 }  // namespace attune::automodel
+
+namespace attune::automodel {
+
+TEST_CASE(
+    "FSDP2 defers the gradient sync and reshards after the forward unless the recipe says not",
+    "[automodel][sim]") {
+  Recipe r;
+  r.stack = "automodel";
+  r.entry = {"automodel", "llama3_sft.yaml"};
+  r.config = nlohmann::json::parse(R"({
+    "step_scheduler": {"global_batch_size": 64, "local_batch_size": 1},
+    "model": {"pretrained_model_name_or_path": "meta-llama/Llama-3.1-8B"},
+    "distributed": {"strategy": "fsdp2", "reshard_after_forward": null},
+    "dataset": {"seq_length": 4096}})");
+  r.topology = {1, 8, "H100"};
+  const Knowledge& k = testing::TheStack().knowledge();
+  auto plan = [&](const Recipe& recipe) {
+    auto p = AutoModelSimulationPlan(recipe, k, H100(), 8);
+    REQUIRE(p.ok());
+    return *p;
+  };
+  // AutoModel's defaults: sync on the last micro-batch, FP32 reduction, resharded (null is the
+  // default too).
+  sim::ParallelPlan defaults = plan(r);
+  CHECK(defaults.feat.fsdp);
+  CHECK(defaults.feat.fsdp_defer_grad_sync);
+  CHECK(defaults.feat.fsdp_reshard_after_forward);
+  CHECK_FALSE(defaults.feat.grad_reduce_in_bf16);
+  sim::ParallelPlan told = plan(
+      testing::With(testing::With(testing::With(r, "--distributed.defer_fsdp_grad_sync", "false"),
+                                  "--distributed.reshard_after_forward", "false"),
+                    "--distributed.mp_policy.reduce_dtype", "bfloat16"));
+  CHECK_FALSE(told.feat.fsdp_defer_grad_sync);
+  CHECK_FALSE(told.feat.fsdp_reshard_after_forward);
+  CHECK(told.feat.grad_reduce_in_bf16);
+  // Megatron-FSDP reduces on every micro-batch whatever FSDP2's option says.
+  sim::ParallelPlan megatron = plan(testing::With(r, "--distributed.strategy", "megatron_fsdp"));
+  CHECK(megatron.feat.fsdp);
+  CHECK_FALSE(megatron.feat.fsdp_defer_grad_sync);
+}
+
+}  // namespace attune::automodel

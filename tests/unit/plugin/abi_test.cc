@@ -34,6 +34,7 @@ const std::map<uint32_t, std::string> kRecordedAbiHashes = {
     {15, "d6dced2a4e3e1352c17f2dd5d2628a8d91cbf2b0dfb5fd41d2e9521c2d269304"},
     {16, "05b3c85e326c575880e2f46b6c6c38d5b18e85409b4e6c4fb64177e5fa0d38fb"},
     {17, "beeca425d78a8a20ba19f11f33501b8f6f65a31f669daee9962247afcb83acd8"},
+    {18, "173389274a7c19189ea16a2a3e84016c51be05721482bd672ec871ec2d61a1d1"},
 };
 
 std::string HeadersHash() {
