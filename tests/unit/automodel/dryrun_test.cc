@@ -301,27 +301,30 @@ TEST_CASE("a dry run needs the sequence length and a checkpoint", "[automodel][s
 }  // namespace attune::automodel
 
 namespace attune::automodel {
+namespace {
+
+// An AutoModel recipe on one node of 8 H100, from its config sections.
+Recipe SectionsRecipe(const char* config) {
+  Recipe r;
+  r.stack = "automodel";
+  r.entry = {"automodel", "sft.yaml"};
+  r.config = nlohmann::json::parse(config);
+  r.topology = {1, 8, "H100"};
+  return r;
+}
 
 TEST_CASE("every AutoModel experts backend is a grouped GEMM in the plan", "[automodel][sim]") {
   // torch_mm (the default) is torch._grouped_mm over the tokens-per-expert offsets, not a loop
   // over the experts; te and gmm are grouped too.
-  Recipe r;
-  r.stack = "automodel";
-  r.entry = {"automodel", "qwen3_moe_sft.yaml"};
-  r.config = nlohmann::json::parse(R"({
+  Recipe r = SectionsRecipe(R"({
     "step_scheduler": {"global_batch_size": 16, "local_batch_size": 1},
     "model": {"pretrained_model_name_or_path": "Qwen/Qwen3-30B-A3B"},
     "distributed": {"strategy": "fsdp2", "ep_size": 8},
     "dataset": {"seq_length": 4096}})");
-  r.topology = {1, 8, "H100"};
   const Knowledge& k = testing::TheStack().knowledge();
-  ClusterInfo h100;
-  h100.device_type = "H100";
-  h100.device_memory_gib = 79.6;
-  h100.devices_per_node = 8;
   for (const char* backend : {"", "torch_mm", "te", "gmm"}) {
     Recipe with = *backend ? testing::With(r, "--model.backend.experts", backend) : r;
-    auto plan = AutoModelSimulationPlan(with, k, h100, 8);
+    auto plan = AutoModelSimulationPlan(with, k, H100(), 8);
     REQUIRE(plan.ok());
     INFO(backend);
     CHECK(plan->model.experts == 128);
@@ -329,22 +332,14 @@ TEST_CASE("every AutoModel experts backend is a grouped GEMM in the plan", "[aut
   }
 }
 
-}  // namespace attune::automodel
-
-namespace attune::automodel {
-
 TEST_CASE(
     "FSDP2 defers the gradient sync and reshards after the forward unless the recipe says not",
     "[automodel][sim]") {
-  Recipe r;
-  r.stack = "automodel";
-  r.entry = {"automodel", "llama3_sft.yaml"};
-  r.config = nlohmann::json::parse(R"({
+  Recipe r = SectionsRecipe(R"({
     "step_scheduler": {"global_batch_size": 64, "local_batch_size": 1},
     "model": {"pretrained_model_name_or_path": "meta-llama/Llama-3.1-8B"},
     "distributed": {"strategy": "fsdp2", "reshard_after_forward": null},
     "dataset": {"seq_length": 4096}})");
-  r.topology = {1, 8, "H100"};
   const Knowledge& k = testing::TheStack().knowledge();
   auto plan = [&](const Recipe& recipe) {
     auto p = AutoModelSimulationPlan(recipe, k, H100(), 8);
@@ -371,4 +366,5 @@ TEST_CASE(
   CHECK_FALSE(megatron.feat.fsdp_defer_grad_sync);
 }
 
+}  // namespace
 }  // namespace attune::automodel

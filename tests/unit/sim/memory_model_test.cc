@@ -117,15 +117,21 @@ TEST_CASE("frozen base weights keep only the weights", "[sim][memory]") {
   CHECK(EstimateStageMemory(s, cluster, 0).weight_optimizer_b == Approx(50995200.0 * 2 / 4));
 }
 
+// TinyGpt's plan fully sharded with BF16 training state (AutoModel's FSDP2).
+TrainingSetup FsdpBf16Setup() {
+  TrainingSetup s = Setup(TinyGpt());
+  s.feat.bf16_training_state = true;
+  s.feat.fsdp = true;
+  return s;
+}
+
 TEST_CASE("FSDP with the gradient sync deferred holds the unsharded gradients across micro-batches",
           "[sim][memory]") {
   // TP 2, DP 4, M = 64/(2·4) = 8 micro-batches. BF16 state sharded by FSDP: 8/4 = 2 bytes a
   // parameter; deferring the sync keeps every local parameter's gradient unsharded in the reduce
   // precision (FP32: 4 bytes; BF16: 2) until the last micro-batch.
   ClusterSpec cluster = DefaultCluster(*FindGpu("H100"), 8);
-  TrainingSetup s = Setup(TinyGpt());
-  s.feat.bf16_training_state = true;
-  s.feat.fsdp = true;
+  TrainingSetup s = FsdpBf16Setup();
   const double params = 50995200.0;
   CHECK(EstimateStageMemory(s, cluster, 0).weight_optimizer_b == Approx(params * 2));
   s.feat.fsdp_defer_grad_sync = true;
@@ -139,9 +145,7 @@ TEST_CASE("FSDP with the gradient sync deferred holds the unsharded gradients ac
 TEST_CASE("FSDP gathers the parameters for every micro-batch and reduces once when deferred",
           "[sim][memory]") {
   ClusterSpec cluster = DefaultCluster(*FindGpu("H100"), 8);
-  TrainingSetup s = Setup(TinyGpt());
-  s.feat.bf16_training_state = true;
-  s.feat.fsdp = true;
+  TrainingSetup s = FsdpBf16Setup();
   s.feat.overlap_grad_reduce = true;
   s.feat.overlap_param_gather = true;
   // Without compute to hide behind (the windows shrink with the micro-batch, not the gathers)
