@@ -1,8 +1,9 @@
 // Copyright attune authors.
 //
-// The terms the step-time model is built from, shared by its two files: perf_model.cc (the layer,
-// the pipeline, data parallelism, the optimizer) and moe_model.cc (routing, the experts' GEMMs
-// and their dispatch). Internal to the model: nothing outside those two files includes this.
+// The terms the step-time model is built from, shared by its three files: perf_model.cc (the
+// layer, the pipeline, the optimizer), moe_model.cc (routing, the experts' GEMMs and their
+// dispatch) and dp_comm.cc (data-parallel communication). Internal to the model: nothing outside
+// those files includes this.
 #ifndef ATTUNE_PLUGINS_LAUNCHERS_SIM_PERF_TERMS_H_
 #define ATTUNE_PLUGINS_LAUNCHERS_SIM_PERF_TERMS_H_
 
@@ -138,6 +139,11 @@ inline double MlpFactor(const ModelShape& m) { return m.swiglu ? 3.0 : 2.0; }
 void AddExperts(const Ctx& x, LayerCost* cost);
 void AddRouterAndPermutation(const Ctx& x, LayerCost* cost);
 void AddExpertComm(const Ctx& x, LayerCost* cost);
+
+// Data-parallel communication (dp_comm.cc): the seconds of an iteration's gradient reduction and
+// parameter gathers that the compute leaves exposed, given one micro-batch's forward and backward
+// compute windows.
+double DataParallelComm(const Ctx& x, const ParamCounts& pc, double window_bwd, double window_fwd);
 
 }  // namespace attune::sim::step_internal
 
